@@ -1,0 +1,49 @@
+// Request bodies of the admin API (the workspace's keys tab).
+import { z } from 'zod';
+import { isValidAllowEntry } from '../../keys/ip-allowlist.ts';
+import { keyLimitSchema } from '../../keys/key-limits.ts';
+import { PERMISSIONS } from '../../keys/permissions.ts';
+import { CHAT_MODELS } from '../../contract/models.ts';
+
+export const createAccountBody = z.strictObject({
+  name: z.string().min(1).max(200),
+  credits: z.number().finite().min(0).default(0),
+});
+
+export const addCreditsBody = z.strictObject({
+  amount: z.number().finite().refine((n) => n !== 0, 'amount must not be 0'),
+  reason: z.string().max(200).optional(),
+});
+
+const permissionsSchema = z.strictObject(Object.fromEntries(PERMISSIONS.map((p) => [p, z.boolean().optional()])) as Record<(typeof PERMISSIONS)[number], z.ZodOptional<z.ZodBoolean>>);
+
+const keyFields = {
+  name: z.string().min(1).max(200),
+  permissions: permissionsSchema.optional(),
+  models: z.array(z.enum(CHAT_MODELS)).min(1).nullable().optional(),
+  ip_allowlist: z
+    .array(z.string().refine(isValidAllowEntry, 'must be an IP address or CIDR range'))
+    .min(1)
+    .nullable()
+    .optional(),
+  rpm: z.number().int().min(1).nullable().optional(),
+  limits: z.array(keyLimitSchema).max(32).optional(),
+  paused: z.boolean().optional(),
+  /** Unix seconds */
+  expires_at: z.number().int().positive().nullable().optional(),
+};
+
+export const createKeyBody = z.strictObject({ account_id: z.string().min(1), ...keyFields });
+export const updateKeyBody = z.strictObject({ ...keyFields, name: keyFields.name.optional() });
+
+export const listKeysQuery = z.object({ account_id: z.string().optional() });
+
+export const activityQuery = z.object({
+  key_id: z.string().optional(),
+  account_id: z.string().optional(),
+  client_request_id: z.string().optional(),
+  request_id: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: z.string().optional(),
+  order: z.enum(['asc', 'desc']).default('desc'),
+});

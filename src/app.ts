@@ -1,0 +1,71 @@
+// Builds one running service: storage, services, the HTTP pipeline and every API
+// family. main.ts listens; tests call createApp with their own configuration.
+import type { FastifyInstance } from 'fastify';
+import { AccountsService } from './accounts/accounts-service.ts';
+import { ActivityLog } from './activity/activity-log.ts';
+import { adminRoutes } from './api/admin/routes.ts';
+import { healthRoutes } from './api/health/routes.ts';
+import { metaRoutes } from './api/meta/routes.ts';
+import { modelsRoutes } from './api/models/routes.ts';
+import { unsupportedRoutes } from './api/unsupported/routes.ts';
+import type { Config } from './config.ts';
+import { Router } from './http/router.ts';
+import { createHttpServer, installPipeline } from './http/server.ts';
+import { KeysService } from './keys/keys-service.ts';
+import { KeyCaps } from './limits/key-caps.ts';
+import { MemoryLimits } from './limits/memory-limits.ts';
+import type { Services } from './services.ts';
+import { openStore } from './store/db.ts';
+
+export interface App {
+  readonly http: FastifyInstance;
+  readonly services: Services;
+  /** Stops accepting, lets in-flight requests finish, flushes the activity log, closes storage. */
+  close(): Promise<void>;
+}
+
+export async function createApp(config: Config): Promise<App> {
+  const http = createHttpServer(config);
+  const store = await openStore(config.database);
+  const accounts = new AccountsService(store.db);
+  const services: Services = {
+    config,
+    log: http.log,
+    store,
+    accounts,
+    keys: new KeysService(store.db, config.keyCacheMs),
+    limits: new MemoryLimits(),
+    caps: new KeyCaps(store.db),
+    activity: new ActivityLog(store.db, http.log, config.activityFlushMs),
+  };
+
+  if (config.bootstrapKey) {
+    await services.keys.bootstrap(config.bootstrapKey, async () => {
+      const existing = await accounts.getByName('default');
+      return (existing ?? (await accounts.create('default', 0))).id;
+    });
+  }
+
+  installPipeline(http, services);
+  const router = new Router(http, services);
+  healthRoutes(http, services);
+  unsupportedRoutes(http);
+  modelsRoutes(router);
+  adminRoutes(http, services);
+  // Last: the published contract lists what the routes above registered.
+  metaRoutes(router);
+  await http.ready();
+
+  let closing: Promise<void> | undefined;
+  return {
+    http,
+    services,
+    close: () =>
+      (closing ??= (async () => {
+        await http.close();
+        await services.activity.close();
+        await services.limits.close();
+        await store.close();
+      })()),
+  };
+}

@@ -1,0 +1,96 @@
+// Service configuration from the environment. Every variable is documented in
+// docs/configuration.md; an invalid value stops start-up with a message naming it.
+import path from 'node:path';
+import { z } from 'zod';
+
+const intFrom = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+const envSchema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: intFrom(8080, 0).refine((p) => p <= 65535, 'must be a port number'),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v) || v.startsWith('sqlite:'), {
+    message: 'must be postgres://... (or sqlite:<path>)',
+  }),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AGENT_API_ADMIN_TOKEN: optionalString,
+  AGENT_API_BOOTSTRAP_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'must be at least 16 characters',
+  }),
+  AGENT_API_TRUSTED_PROXIES: optionalString,
+  AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
+  AGENT_API_MAX_RPM: intFrom(10_000, 1),
+  AGENT_API_BODY_LIMIT_BYTES: intFrom(10 * 1024 * 1024, 1024),
+  AGENT_API_KEY_CACHE_MS: intFrom(5_000, 0),
+  AGENT_API_ACTIVITY_FLUSH_MS: intFrom(50, 1),
+  AGENT_API_SHUTDOWN_GRACE_MS: intFrom(10_000, 0),
+  AGENT_API_CREDITS_PER_USD: z.coerce.number().positive().default(100),
+  AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
+    message: 'must be an http(s) URL such as https://api.example.com/v1',
+  }),
+});
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** postgres://... or an absolute SQLite file path */
+  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+  logLevel: string;
+  adminToken: string | undefined;
+  bootstrapKey: string | undefined;
+  /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
+  trustedProxies: string[];
+  accountConcurrency: number;
+  maxRpm: number;
+  bodyLimitBytes: number;
+  keyCacheMs: number;
+  activityFlushMs: number;
+  shutdownGraceMs: number;
+  creditsPerUsd: number;
+  /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
+  publicBaseUrl: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const database: Config['database'] =
+    e.DATABASE_URL && /^postgres(ql)?:\/\//.test(e.DATABASE_URL)
+      ? { kind: 'postgres', url: e.DATABASE_URL }
+      : { kind: 'sqlite', file: e.DATABASE_URL ? path.resolve(e.DATABASE_URL.slice('sqlite:'.length)) : path.join(dataDir, 'agent-api.sqlite') };
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    dataDir,
+    database,
+    logLevel: e.LOG_LEVEL,
+    adminToken: e.AGENT_API_ADMIN_TOKEN,
+    bootstrapKey: e.AGENT_API_BOOTSTRAP_KEY,
+    trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    accountConcurrency: e.AGENT_API_ACCOUNT_CONCURRENCY,
+    maxRpm: e.AGENT_API_MAX_RPM,
+    bodyLimitBytes: e.AGENT_API_BODY_LIMIT_BYTES,
+    keyCacheMs: e.AGENT_API_KEY_CACHE_MS,
+    activityFlushMs: e.AGENT_API_ACTIVITY_FLUSH_MS,
+    shutdownGraceMs: e.AGENT_API_SHUTDOWN_GRACE_MS,
+    creditsPerUsd: e.AGENT_API_CREDITS_PER_USD,
+    publicBaseUrl: e.AGENT_API_PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+  };
+}

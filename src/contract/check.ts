@@ -1,0 +1,116 @@
+// Compiles an endpoint's field tables into a checker: classify each field (applied,
+// limited, refused, accepted without effect, unknown), validate applied values, and
+// name the ignored ones. Compiled once per endpoint at start-up.
+import { isDeepStrictEqual } from 'node:util';
+import { z } from 'zod';
+import { invalidRequest, notFound, unsupportedParameter } from '../http/errors.ts';
+import type { FieldRule, FieldTable } from './types.ts';
+
+export interface Checked {
+  value: Record<string, unknown>;
+  ignored: string[];
+}
+
+export interface CompiledTable {
+  check(input: Record<string, unknown>): Checked;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `messages[0].content` from a zod issue path, as the reference API names params. */
+export function paramPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
+  return out;
+}
+
+function describe(values: readonly unknown[]): string {
+  return values.map((v) => JSON.stringify(v)).join(', ');
+}
+
+/** Applies a non-schema rule (refused, limited) to a present value. */
+function enforce(name: string, rule: FieldRule, value: unknown): void {
+  // An explicit null means "not set": clients such as LangChain send nulls for defaults.
+  if (value === null || value === undefined) return;
+  if (rule.category === 'refused') {
+    throw unsupportedParameter(name, `Unsupported parameter: '${name}' is not supported by this service (${rule.note}).`);
+  }
+  if (rule.category === 'limited' && !rule.values.some((v) => isDeepStrictEqual(v, value))) {
+    throw unsupportedParameter(
+      name,
+      `Unsupported value: '${name}' does not support ${JSON.stringify(value)} with this service. Supported values: ${describe(rule.values)}.`,
+    );
+  }
+}
+
+export function compileTable(fields: FieldTable, required: readonly string[] = []): CompiledTable {
+  const topLevel = new Map<string, FieldRule>();
+  const nested: [string, string, FieldRule][] = [];
+  const shape: Record<string, z.ZodType> = {};
+  const models = new Map<string, readonly string[]>();
+  for (const [name, rule] of Object.entries(fields)) {
+    const dot = name.indexOf('.');
+    if (dot > 0) {
+      nested.push([name.slice(0, dot), name.slice(dot + 1), rule]);
+      continue;
+    }
+    topLevel.set(name, rule);
+    if ((rule.category === 'applied' || rule.category === 'no_effect') && rule.schema) shape[name] = rule.schema.optional();
+    if (rule.category === 'applied' && rule.models) models.set(name, rule.models);
+  }
+  const validator = z.object(shape);
+
+  return {
+    check(input) {
+      const ignored: string[] = [];
+      const known: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(input)) {
+        const rule = topLevel.get(name);
+        if (!rule) {
+          ignored.push(name);
+          continue;
+        }
+        enforce(name, rule, value);
+        if (rule.category === 'refused') continue;
+        if (rule.category === 'limited' && value === null) continue;
+        known[name] = value;
+      }
+      for (const [parent, child, rule] of nested) {
+        const holder = input[parent];
+        if (isObject(holder)) enforce(`${parent}.${child}`, rule, holder[child]);
+      }
+      for (const name of required) {
+        if (input[name] === undefined) throw invalidRequest(`Missing required parameter: '${name}'.`, name);
+      }
+      const parsed = validator.safeParse(known);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        const param = paramPath(issue.path);
+        throw invalidRequest(`Invalid value for '${param}': ${issue.message}`, param || null);
+      }
+      for (const [name, ids] of models) {
+        const value = parsed.data[name];
+        if (typeof value === 'string' && !ids.includes(value)) {
+          throw notFound(`The model '${value}' does not exist or you do not have access to it.`, name);
+        }
+      }
+      return { value: parsed.data, ignored };
+    },
+  };
+}
+
+/**
+ * Query strings arrive flat; `metadata[key]=value` (deepObject style) is regrouped into
+ * `{metadata: {key: value}}` before classification.
+ */
+export function groupQuery(query: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(query)) {
+    const m = /^([^[\]]+)\[([^[\]]*)\]$/.exec(key);
+    if (m) {
+      const holder = (isObject(out[m[1]!]) ? out[m[1]!] : (out[m[1]!] = {})) as Record<string, unknown>;
+      holder[m[2]!] = value;
+    } else out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,175 @@
+// Builders for field rules and the schemas that several endpoints share
+// (SPEC "Conventions" and "Limits"). A range lives here once.
+import { z } from 'zod';
+import type { AppliedField, FieldTable, LimitedField, NoEffectField, RefusedField } from './types.ts';
+
+export const applied = <S extends z.ZodType>(schema: S, note?: string): AppliedField<S> => ({
+  category: 'applied',
+  schema,
+  ...(note ? { note } : {}),
+});
+export const limited = (values: readonly unknown[], note?: string): LimitedField => ({ category: 'limited', values, ...(note ? { note } : {}) });
+export const refused = (note: string): RefusedField => ({ category: 'refused', note });
+export const noEffect = <S extends z.ZodType = z.ZodType>(note?: string, schema?: S): NoEffectField<S> => ({
+  category: 'no_effect',
+  ...(schema ? { schema } : {}),
+  ...(note ? { note } : {}),
+});
+/** A `model` field: values outside `ids` answer 404 model_not_found. */
+export const modelField = (ids: readonly string[], note?: string): AppliedField<z.ZodString> => ({
+  category: 'applied',
+  schema: z.string(),
+  models: ids,
+  ...(note ? { note } : {}),
+});
+
+// --- Shared value schemas -------------------------------------------------
+
+/** SPEC Conventions: up to 16 entries, keys up to 64 characters, values strings up to 512. */
+export const metadataSchema = z
+  .record(z.string().max(64, 'metadata keys are at most 64 characters'), z.string().max(512, 'metadata values are at most 512 characters'))
+  .refine((m) => Object.keys(m).length <= 16, { message: 'metadata has at most 16 entries' })
+  .nullable();
+
+export const temperatureSchema = z.number().min(0).max(2).nullable();
+export const topPSchema = z.number().min(0).max(1).nullable();
+export const penaltySchema = z.number().min(-2).max(2).nullable();
+export const topLogprobsSchema = z.number().int().min(0).max(20).nullable();
+export const seedSchema = z.number().int().nullable();
+export const maxTokensSchema = z.number().int().min(1).nullable();
+export const stopSchema = z
+  .union([z.string(), z.array(z.string()).max(4, 'stop takes at most 4 sequences')])
+  .nullable();
+export const userSchema = z.string().max(256);
+export const logitBiasSchema = z.record(z.string().regex(/^\d+$/, 'logit_bias keys are token ids'), z.number().min(-100).max(100)).nullable();
+export const streamOptionsSchema = z
+  .looseObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() })
+  .nullable();
+export const reasoningEffortSchema = z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable();
+export const verbositySchema = z.enum(['low', 'medium', 'high']).nullable();
+
+/** Sampling extensions beyond the reference API (applied; forwarded to upstreams). */
+export const samplingExtensionFields: FieldTable = {
+  top_k: applied(z.number().int().min(0).nullable(), 'top-K sampling (extension)'),
+  min_p: applied(z.number().min(0).max(1).nullable(), 'minimum probability relative to the top token (extension)'),
+  top_a: applied(z.number().min(0).max(1).nullable(), 'top-A sampling (extension)'),
+  repetition_penalty: applied(z.number().min(0).max(2).nullable(), 'repeated-token penalty (extension)'),
+};
+
+/** Query fields of a cursor-paginated list (`limit` 1 to 100, `after`, `order`). */
+export const listQueryFields = (defaultOrder: 'asc' | 'desc' = 'desc'): FieldTable => ({
+  limit: applied(z.coerce.number().int().min(1).max(100).default(20), 'page size, 1 to 100 (default 20)'),
+  after: applied(z.string().min(1), 'cursor: the last id of the previous page'),
+  order: applied(z.enum(['asc', 'desc']).default(defaultOrder), `asc or desc (default ${defaultOrder})`),
+});
+
+export const deletionSchema = (object: string) =>
+  z.object({ id: z.string(), object: z.literal(object), deleted: z.boolean() });
+
+export const listSchema = (item: z.ZodType) =>
+  z.object({
+    object: z.literal('list'),
+    data: z.array(item),
+    first_id: z.string().nullable().optional(),
+    last_id: z.string().nullable().optional(),
+    has_more: z.boolean(),
+  });
+
+// --- Shared by the file, media and store endpoints ------------------------
+
+/** The same table without the named fields (e.g. a list the reference gives no `order`). */
+export const withoutFields = (table: FieldTable, ...names: readonly string[]): FieldTable =>
+  Object.fromEntries(Object.entries(table).filter(([name]) => !names.includes(name)));
+
+/** A multipart file part; the handler checks kind and size, so the schema only documents it. */
+export const fileUpload = (note: string): AppliedField => applied(z.any(), `multipart file part: ${note}`);
+
+/** A boolean sent as a multipart form value (`true` / `false`) or as JSON. */
+export const formBooleanSchema = z.union([
+  z.boolean(),
+  // The trailing pipe keeps the output side describable in JSON Schema.
+  z.enum(['true', 'false']).pipe(z.transform((v) => v === 'true')).pipe(z.boolean()),
+]);
+
+/** A body that is not JSON (audio, file content, a zip). */
+export const binaryContentSchema = z.string().meta({ format: 'binary' });
+
+/** Vector store file `attributes` (SPEC: up to 16 keys; keys 64 characters, string values 512). */
+export const attributesSchema = z
+  .record(
+    z.string().max(64, 'attribute keys are at most 64 characters'),
+    z.union([z.string().max(512, 'attribute string values are at most 512 characters'), z.number(), z.boolean()]),
+  )
+  .refine((m) => Object.keys(m).length <= 16, { message: 'attributes has at most 16 keys' })
+  .nullable();
+
+const comparisonFilterSchema = z.object({
+  type: z.enum(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin']),
+  key: z.string(),
+  value: z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]),
+});
+type AttributeFilter =
+  | z.infer<typeof comparisonFilterSchema>
+  | { type: 'and' | 'or'; filters: AttributeFilter[] };
+/** Attribute filters of vector store search (and of the file_search tool): comparisons combined with and / or. */
+export const attributeFilterSchema: z.ZodType<AttributeFilter> = z
+  .lazy(() => z.union([comparisonFilterSchema, z.object({ type: z.enum(['and', 'or']), filters: z.array(attributeFilterSchema) })]))
+  .meta({ id: 'AttributeFilter' });
+
+// --- Shared by chat, text completions and responses ------------------------
+
+/** Credits a request used (SPEC "What the service does" item 4). */
+export const svcSchema = z.number().min(0).meta({ description: 'credits this request used' });
+
+export const safetyIdentifierSchema = z.string().max(64).nullable();
+
+/** `response_format` of chat and text completions. */
+export const responseFormatSchema = z
+  .discriminatedUnion('type', [
+    z.looseObject({ type: z.literal('text') }),
+    z.looseObject({ type: z.literal('json_object') }),
+    z.looseObject({
+      type: z.literal('json_schema'),
+      json_schema: z.looseObject({
+        name: z.string(),
+        description: z.string().optional(),
+        schema: z.record(z.string(), z.unknown()).optional(),
+        strict: z.boolean().nullable().optional(),
+      }),
+    }),
+  ])
+  .meta({ id: 'ResponseFormat' });
+
+/** `reasoning` on chat and text completions: only `effort` is read. */
+export const effortOnlyReasoningSchema = z.looseObject({ effort: reasoningEffortSchema.optional() }).nullable();
+
+/** Token usage of chat and text completions; `svc` rides on the final streaming usage chunk. */
+export const completionUsageSchema = z
+  .looseObject({
+    prompt_tokens: z.number().int(),
+    completion_tokens: z.number().int(),
+    total_tokens: z.number().int(),
+    prompt_tokens_details: z
+      .looseObject({ cached_tokens: z.number().int().optional(), audio_tokens: z.number().int().optional() })
+      .optional(),
+    completion_tokens_details: z
+      .looseObject({
+        reasoning_tokens: z.number().int().optional(),
+        audio_tokens: z.number().int().optional(),
+        accepted_prediction_tokens: z.number().int().optional(),
+        rejected_prediction_tokens: z.number().int().optional(),
+      })
+      .optional(),
+    svc: svcSchema.optional(),
+  })
+  .meta({ id: 'CompletionUsage' });
+
+/** The three prompt-cache fields: accepted without effect wherever the reference defines them. */
+export const promptCacheFields: FieldTable = {
+  prompt_cache_key: noEffect('accepted without effect', z.string().nullable()),
+  prompt_cache_options: noEffect(
+    'accepted without effect',
+    z.looseObject({ ttl: z.string().optional(), mode: z.string().optional() }).nullable(),
+  ),
+  prompt_cache_retention: noEffect('accepted without effect', z.enum(['in_memory', '24h']).nullable()),
+};

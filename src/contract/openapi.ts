@@ -1,0 +1,156 @@
+// GET /openapi.json: an OpenAPI 3.1 document generated from the contract tables of the
+// offered endpoints. Named schemas (zod `.meta({id})`) become components.
+import { z } from 'zod';
+import { API_VERSION } from './capabilities.ts';
+import type { EndpointContract, FieldRule, FieldTable } from './types.ts';
+
+type Json = Record<string, unknown>;
+
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['message', 'type', 'param', 'code'],
+      properties: {
+        message: { type: 'string' },
+        type: { type: 'string' },
+        param: { type: ['string', 'null'] },
+        code: { type: 'string' },
+      },
+    },
+  },
+};
+
+class SchemaCollector {
+  readonly components: Record<string, Json> = { Error: ERROR_SCHEMA };
+
+  /** Converts a zod schema; its $defs move to components and refs are rewritten. */
+  convert(schema: z.ZodType, io: 'input' | 'output', scope: string): Json {
+    const js = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+    delete js.$schema;
+    const defs = (js.$defs ?? {}) as Record<string, Json>;
+    delete js.$defs;
+    // Anonymous defs (cycles without an id) get generated names; scope them to the operation.
+    const rename = (id: string) => (id.startsWith('__') ? `${scope}${id}` : id);
+    const rewrite = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(rewrite);
+      if (typeof node !== 'object' || node === null) return node;
+      const out: Json = {};
+      for (const [k, v] of Object.entries(node)) {
+        out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/') ? `#/components/schemas/${rename(v.slice(8))}` : rewrite(v);
+      }
+      return out;
+    };
+    for (const [id, def] of Object.entries(defs)) this.components[rename(id)] ??= rewrite(def) as Json;
+    return rewrite(js) as Json;
+  }
+
+  field(rule: FieldRule, io: 'input' | 'output', scope: string): Json | null {
+    const description = rule.note ? { description: rule.note } : {};
+    switch (rule.category) {
+      case 'applied':
+        return { ...this.convert(rule.schema, io, scope), ...description };
+      case 'limited':
+        return { enum: [...rule.values], ...description };
+      case 'no_effect':
+        return { ...(rule.schema ? this.convert(rule.schema, io, scope) : {}), ...description, 'x-accepted-without-effect': true };
+      case 'refused':
+        return null;
+    }
+  }
+
+  object(fields: FieldTable, required: readonly string[], scope: string, multipart = false): Json {
+    const properties: Json = {};
+    for (const [name, rule] of Object.entries(fields)) {
+      if (name.includes('.')) continue;
+      const schema = this.field(rule, 'input', scope);
+      if (!schema) continue;
+      properties[name] = multipart && rule.note?.toLowerCase().includes('file') && Object.keys(schema).length <= 1
+        ? { type: 'string', contentMediaType: 'application/octet-stream', ...schema }
+        : schema;
+    }
+    return { type: 'object', properties, ...(required.length ? { required: [...required] } : {}) };
+  }
+}
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+function pathParams(c: EndpointContract, schemas: SchemaCollector) {
+  return [...c.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: c.params?.[name!] ? schemas.convert(c.params[name!]!, 'input', c.operationId) : { type: 'string' },
+  }));
+}
+
+function queryParams(c: EndpointContract, schemas: SchemaCollector) {
+  return Object.entries(c.query ?? {}).flatMap(([name, rule]) => {
+    const schema = schemas.field(rule, 'input', c.operationId);
+    if (!schema || name.includes('.')) return [];
+    const isObject = schema.type === 'object';
+    return [{ name, in: 'query', required: false, schema, ...(isObject ? { style: 'deepObject', explode: true } : {}) }];
+  });
+}
+
+function operation(c: EndpointContract, schemas: SchemaCollector, isPublic: boolean): Json {
+  const parameters = [...pathParams(c, schemas), ...queryParams(c, schemas)];
+  const content: Json = {};
+  if (c.response.alternate === 'binary') {
+    content[c.response.contentType ?? 'application/octet-stream'] = { schema: { type: 'string', contentMediaType: c.response.contentType } };
+  } else {
+    content['application/json'] = { schema: schemas.convert(c.response.schema, 'output', c.operationId) };
+    if (c.response.alternate === 'sse') content['text/event-stream'] = { schema: { type: 'string', description: 'server-sent events ending with data: [DONE]' } };
+  }
+  const op: Json = {
+    operationId: c.operationId,
+    summary: c.summary,
+    tags: [c.family],
+    ...(parameters.length ? { parameters } : {}),
+    responses: {
+      '200': { description: c.response.description ?? 'OK', content },
+      '400': errorResponse('invalid_request or unsupported_parameter'),
+      ...(isPublic ? {} : { '401': errorResponse('invalid_api_key'), '403': errorResponse('model_not_allowed'), '429': errorResponse('insufficient_quota') }),
+      '404': errorResponse('model_not_found'),
+      ...(c.billable ? { '502': errorResponse('upstream_error') } : {}),
+    },
+    ...(isPublic ? { security: [] } : {}),
+    ...(c.permission ? { 'x-permission': c.permission } : {}),
+  };
+  if (c.body) {
+    const media = c.body.type === 'json' ? 'application/json' : 'multipart/form-data';
+    op.requestBody = {
+      required: (c.body.required?.length ?? 0) > 0,
+      content: { [media]: { schema: schemas.object(c.body.fields, c.body.required ?? [], c.operationId, c.body.type === 'multipart') } },
+    };
+  }
+  return op;
+}
+
+export function buildOpenApi(offered: readonly EndpointContract[], publicOps: ReadonlySet<string>, baseUrl: string) {
+  const schemas = new SchemaCollector();
+  const paths: Record<string, Json> = {};
+  for (const c of offered) {
+    (paths[c.path] ??= {})[c.method.toLowerCase()] = operation(c, schemas, publicOps.has(c.operationId));
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'agent-api',
+      version: API_VERSION,
+      description: 'A self-hosted subset of the reference AI API. Fields outside the contract are refused or ignored as GET /capabilities describes.',
+    },
+    servers: [{ url: baseUrl }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+      schemas: schemas.components,
+    },
+  };
+}

@@ -1,0 +1,100 @@
+// The shape of a contract table. One table per endpoint classifies every field the
+// reference API defines for it; the same tables drive validation, /capabilities and
+// /openapi.json, so a rule is written here once and nowhere else.
+import type { z } from 'zod';
+import type { Permission } from '../keys/permissions.ts';
+
+/** A field the service applies, with its type and range. */
+export interface AppliedField<S extends z.ZodType = z.ZodType> {
+  readonly category: 'applied';
+  readonly schema: S;
+  readonly note?: string;
+  /** Set on `model` fields: a value outside this list is 404 model_not_found, not 400. */
+  readonly models?: readonly string[];
+}
+
+/** A field that accepts only the listed values; anything else is refused like an unsupported field. */
+export interface LimitedField {
+  readonly category: 'limited';
+  readonly values: readonly unknown[];
+  readonly note?: string;
+}
+
+/** A field the reference API defines and the service cannot honour: 400 unsupported_parameter. */
+export interface RefusedField {
+  readonly category: 'refused';
+  readonly note: string;
+}
+
+/** Accepted and validated for shape, changes nothing. */
+export interface NoEffectField<S extends z.ZodType = z.ZodType> {
+  readonly category: 'no_effect';
+  readonly schema?: S;
+  readonly note?: string;
+}
+
+export type FieldRule = AppliedField | LimitedField | RefusedField | NoEffectField;
+
+/**
+ * Fields of a body or query. Keys are top-level names; a dotted key
+ * (`stream_options.include_obfuscation`) classifies a member of an object field.
+ */
+export type FieldTable = Readonly<Record<string, FieldRule>>;
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PATCH';
+
+/** Where the endpoint is mounted. */
+export type Root = 'v1';
+
+export interface EndpointContract {
+  /** Stable id, the reference API's operationId where it has one (e.g. `createChatCompletion`). */
+  readonly operationId: string;
+  readonly method: HttpMethod;
+  /** OpenAPI-style path relative to the root, e.g. `/chat/completions/{completion_id}`. */
+  readonly path: string;
+  /** API family (one folder under src/api). */
+  readonly family: string;
+  readonly summary: string;
+  /** The key switch this endpoint needs, if any. */
+  readonly permission?: Permission;
+  /** Request body: JSON or multipart form fields. */
+  readonly body?: {
+    readonly type: 'json' | 'multipart';
+    readonly fields: FieldTable;
+    readonly required?: readonly string[];
+  };
+  /** Query string fields (values arrive as strings: schemas should coerce). */
+  readonly query?: FieldTable;
+  /** Path parameters and their schemas. */
+  readonly params?: Readonly<Record<string, z.ZodType>>;
+  /** Successful response: a JSON schema, and whether `stream: true` turns it into SSE. */
+  readonly response: {
+    readonly schema: z.ZodType;
+    readonly description?: string;
+    /** `sse`: `stream: true` answers text/event-stream; `binary`: the body is not JSON (audio, file content). */
+    readonly alternate?: 'sse' | 'binary';
+    readonly contentType?: string;
+  };
+  /** The endpoint runs a model and spends credits (a reservation is taken before the handler). */
+  readonly billable?: boolean;
+  /** Free-form notes published in /capabilities. */
+  readonly notes?: readonly string[];
+}
+
+type ValueOf<R> = R extends AppliedField<infer S>
+  ? z.output<S>
+  : R extends NoEffectField<infer S>
+    ? z.output<S>
+    : R extends LimitedField
+      ? unknown
+      : never;
+
+/** The validated body (or query) a handler receives for a field table: refused fields never arrive. */
+export type ValuesOf<T> = {
+  -readonly [K in keyof T as K extends `${string}.${string}` ? never : T[K] extends RefusedField ? never : K]?: ValueOf<T[K]>;
+};
+
+/** Identity helper that keeps literal types. */
+export function defineEndpoint<const T extends EndpointContract>(contract: T): T {
+  return contract;
+}

@@ -1,0 +1,56 @@
+// Step 4: the contract. Classify and validate body and query fields against the
+// endpoint's table, name the ignored ones, and check the model against the key.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { compileTable, groupQuery, type CompiledTable } from '../contract/check.ts';
+import { CHAT_MODELS } from '../contract/models.ts';
+import type { EndpointContract } from '../contract/types.ts';
+import { invalidRequest, modelNotAllowed } from './errors.ts';
+
+const compiled = new WeakMap<EndpointContract, { body?: CompiledTable; query?: CompiledTable }>();
+
+export function compileContract(contract: EndpointContract) {
+  let c = compiled.get(contract);
+  if (!c) {
+    c = {
+      ...(contract.body?.type === 'json' ? { body: compileTable(contract.body.fields, contract.body.required) } : {}),
+      ...(contract.query ? { query: compileTable(contract.query) } : {}),
+    };
+    compiled.set(contract, c);
+  }
+  return c;
+}
+
+const chatModels: readonly string[] = CHAT_MODELS;
+
+export async function contractStep(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const contract = request.routeOptions.config.agent?.contract;
+  if (!contract) return;
+  const tables = compileContract(contract);
+  const state = request.state;
+  if (tables.body) {
+    const body = request.body ?? {};
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw invalidRequest('The request body must be a JSON object.');
+    }
+    const checked = tables.body.check(body as Record<string, unknown>);
+    state.body = checked.value;
+    state.ignored.push(...checked.ignored);
+  }
+  if (tables.query) {
+    const checked = tables.query.check(groupQuery(request.query as Record<string, unknown>));
+    state.query = checked.value;
+    state.ignored.push(...checked.ignored);
+  }
+  if (state.ignored.length > 0) reply.header('x-service-ignored-parameters', state.ignored.join(', '));
+
+  const { model, user, safety_identifier } = state.body;
+  if (typeof model === 'string') {
+    state.model = model;
+    const key = state.key;
+    if (key?.models && chatModels.includes(model) && !key.models.includes(model)) {
+      throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, 'model');
+    }
+  }
+  if (typeof user === 'string') state.user = user;
+  if (typeof safety_identifier === 'string') state.safetyIdentifier = safety_identifier;
+}

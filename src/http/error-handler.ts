@@ -1,0 +1,39 @@
+// One place renders every failure as {error: {message, type, param, code}}. Framework
+// errors caused by the request (bad JSON, wrong content type, body too large) are
+// 400s; anything unexpected is a logged 500 that reveals nothing internal.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, invalidRequest, notFound, serverError } from './errors.ts';
+
+function toApiError(err: FastifyError, bodyLimit: number): ApiError {
+  if (err instanceof ApiError) return err;
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return invalidRequest(`The request body is larger than the limit of ${bodyLimit} bytes.`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return invalidRequest('Unsupported Content-Type: send the body as application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return invalidRequest("The body is empty but Content-Type is 'application/json'.");
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return invalidRequest(`We could not parse the JSON body of your request: ${err.message}`);
+  }
+  if (err instanceof SyntaxError || (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)) {
+    return invalidRequest(err instanceof SyntaxError ? `We could not parse the JSON body of your request: ${err.message}` : err.message);
+  }
+  return serverError();
+}
+
+export function errorHandler(bodyLimit: number) {
+  return function handleError(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    const apiError = toApiError(err, bodyLimit);
+    if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'unhandled error');
+    if (request.state) request.state.errorCode = apiError.code;
+    if (apiError.headers) reply.headers(apiError.headers);
+    return reply.code(apiError.status).send(apiError.toBody());
+  };
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0];
+  const err = notFound(`Unknown request URL: ${request.method} ${path}.`);
+  return reply.code(err.status).send(err.toBody());
+}

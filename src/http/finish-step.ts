@@ -1,0 +1,42 @@
+// Step 7: when the response is done (or the client went away), release the
+// concurrency slot and write the activity row. Runs exactly once per request.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { newId } from '../ids.ts';
+import type { Services } from '../services.ts';
+import { clientRequestId } from './request-id.ts';
+
+export function finishStep(services: Services) {
+  return async function finish(request: FastifyRequest, reply?: FastifyReply): Promise<void> {
+    const state = request.state;
+    if (!state || state.done) return;
+    state.done = true;
+    if (state.slotHeld && state.key) {
+      state.slotHeld = false;
+      await services.limits.releaseSlot(state.key.accountId);
+    }
+    const route = request.routeOptions.config.agent;
+    if (route?.auth !== 'key') return;
+    services.activity.add({
+      id: newId('act_'),
+      created_at: Date.now(),
+      account_id: state.key?.accountId ?? null,
+      key_id: state.key?.id ?? null,
+      method: request.method,
+      endpoint: route.endpoint,
+      model: state.model,
+      // 499: the client went away before the response (nginx's convention).
+      status: reply ? reply.statusCode : 499,
+      error_code: state.errorCode,
+      request_id: request.id,
+      client_request_id: clientRequestId(request),
+      end_user: state.user,
+      safety_identifier: state.safetyIdentifier,
+      input_tokens: state.usage.inputTokens,
+      output_tokens: state.usage.outputTokens,
+      credits_reserved: state.creditsReserved,
+      credits_settled: state.creditsSettled,
+      cost_usd: state.costUsd,
+      latency_ms: Math.round(reply ? reply.elapsedTime : performance.now() - request.state.startedAt),
+    });
+  };
+}

@@ -1,0 +1,23 @@
+// Step 1: every response carries X-Request-Id; a caller's X-Client-Request-Id must be
+// printable ASCII up to 512 characters (SPEC "Limits").
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { invalidRequest } from './errors.ts';
+import { newRequestState } from './request-state.ts';
+
+const CLIENT_REQUEST_ID = /^[\x20-\x7e]{1,512}$/;
+
+/** The caller's X-Client-Request-Id when it is valid, else null. */
+export function clientRequestId(request: FastifyRequest): string | null {
+  const id = request.headers['x-client-request-id'];
+  return typeof id === 'string' && CLIENT_REQUEST_ID.test(id) ? id : null;
+}
+
+export async function requestIdStep(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  request.state = newRequestState();
+  reply.header('x-request-id', request.id);
+  const clientId = request.headers['x-client-request-id'];
+  if (clientId === undefined) return;
+  if (typeof clientId !== 'string' || !CLIENT_REQUEST_ID.test(clientId)) {
+    throw invalidRequest('X-Client-Request-Id must be printable ASCII of 1 to 512 characters.');
+  }
+}

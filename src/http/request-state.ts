@@ -1,0 +1,63 @@
+// Per-request state the pipeline steps share, attached to the Fastify request.
+import type { EndpointContract } from '../contract/types.ts';
+import type { KeyRecord } from '../keys/keys-service.ts';
+
+export type AuthMode = 'key' | 'admin' | 'none';
+
+export interface RouteConfig {
+  auth: AuthMode;
+  contract?: EndpointContract;
+  /** For the activity log: the route as written in the contract, e.g. /v1/models/{model}. */
+  endpoint: string;
+}
+
+export interface RequestState {
+  key: KeyRecord | null;
+  /** The checked body / query, after classification and validation. */
+  body: Record<string, unknown>;
+  query: Record<string, unknown>;
+  ignored: string[];
+  slotHeld: boolean;
+  model: string | null;
+  user: string | null;
+  safetyIdentifier: string | null;
+  usage: { inputTokens: number; outputTokens: number };
+  /** micro-credits */
+  creditsReserved: number;
+  creditsSettled: number;
+  /** micro-USD */
+  costUsd: number;
+  errorCode: string | null;
+  done: boolean;
+  /** performance.now() at arrival */
+  startedAt: number;
+}
+
+export function newRequestState(): RequestState {
+  return {
+    key: null,
+    body: {},
+    query: {},
+    ignored: [],
+    slotHeld: false,
+    model: null,
+    user: null,
+    safetyIdentifier: null,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    creditsReserved: 0,
+    creditsSettled: 0,
+    costUsd: 0,
+    errorCode: null,
+    done: false,
+    startedAt: performance.now(),
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    state: RequestState;
+  }
+  interface FastifyContextConfig {
+    agent?: RouteConfig;
+  }
+}

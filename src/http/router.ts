@@ -1,0 +1,58 @@
+// Registers endpoints from their contracts, so a family contributes only its contract
+// entries and handlers; the pipeline steps are shared. Whatever is registered here is
+// "offered" and appears in /capabilities and /openapi.json.
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { EndpointContract, ValuesOf } from '../contract/types.ts';
+import type { KeyRecord } from '../keys/keys-service.ts';
+import type { Services } from '../services.ts';
+import type { AuthMode, RouteConfig } from './request-state.ts';
+
+type BodyFields<C> = C extends { body: { fields: infer F } } ? ValuesOf<F> : Record<string, never>;
+type QueryFields<C> = C extends { query: infer Q } ? ValuesOf<Q> : Record<string, never>;
+
+export interface HandlerContext<C extends EndpointContract> {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  body: BodyFields<C>;
+  query: QueryFields<C>;
+  params: Record<string, string>;
+  /** The authenticated key (key-authenticated routes only). */
+  key: KeyRecord;
+}
+
+export type Handler<C extends EndpointContract> = (ctx: HandlerContext<C>) => Promise<unknown>;
+
+/** `/models/{model}` → `/models/:model` */
+export const toFastifyPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
+
+export class Router {
+  readonly offered: EndpointContract[] = [];
+  /** operationIds answered without a key */
+  readonly publicOps = new Set<string>();
+
+  constructor(
+    readonly app: FastifyInstance,
+    readonly services: Services,
+    readonly prefix = '/v1',
+  ) {}
+
+  endpoint<C extends EndpointContract>(contract: C, handler: Handler<C>, auth: AuthMode = 'key'): void {
+    this.offered.push(contract);
+    if (auth === 'none') this.publicOps.add(contract.operationId);
+    const config: RouteConfig = { auth, contract, endpoint: this.prefix + contract.path };
+    this.app.route({
+      method: contract.method as HTTPMethods,
+      url: this.prefix + toFastifyPath(contract.path),
+      config: { agent: config },
+      handler: (request, reply) =>
+        handler({
+          request,
+          reply,
+          body: request.state.body as BodyFields<C>,
+          query: request.state.query as QueryFields<C>,
+          params: request.params as Record<string, string>,
+          key: request.state.key!,
+        }),
+    });
+  }
+}

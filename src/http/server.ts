@@ -1,0 +1,46 @@
+// The Fastify instance and the one request pipeline of DESIGN.md, as hooks that every
+// route on every root shares: request id → route → authenticate → contract → limits
+// → handler → finish (activity log).
+import Fastify, { type FastifyInstance } from 'fastify';
+import { newId } from '../ids.ts';
+import type { Config } from '../config.ts';
+import type { Services } from '../services.ts';
+import { authenticateStep } from './authenticate.ts';
+import { contractStep } from './contract-step.ts';
+import { errorHandler, notFoundHandler } from './error-handler.ts';
+import { finishStep } from './finish-step.ts';
+import { limitsStep } from './limits-step.ts';
+import { requestIdStep } from './request-id.ts';
+import type { RequestState } from './request-state.ts';
+
+export function createHttpServer(config: Config): FastifyInstance {
+  return Fastify({
+    logger: {
+      level: config.logLevel,
+      // Never log secrets: the request serializer keeps method, url and ids only.
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+      serializers: {
+        req: (req) => ({ method: req.method, url: req.url, remoteAddress: req.ip }),
+      },
+    },
+    genReqId: () => newId('req_'),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+}
+
+export function installPipeline(app: FastifyInstance, services: Services): void {
+  app.decorateRequest('state', null as unknown as RequestState);
+  app.addHook('onRequest', requestIdStep);
+  app.addHook('onRequest', authenticateStep(services));
+  app.addHook('preValidation', contractStep);
+  app.addHook('preHandler', limitsStep(services));
+  const finish = finishStep(services);
+  app.addHook('onResponse', finish);
+  app.addHook('onRequestAbort', (request) => finish(request));
+  app.setErrorHandler(errorHandler(services.config.bodyLimitBytes));
+  app.setNotFoundHandler(notFoundHandler);
+}

@@ -1,0 +1,126 @@
+// The one model-facing interface. Handlers build a ChatRequest, a provider yields
+// normalized events; only the HTTP layer turns events into a wire format.
+import type { ChatModel } from '../contract/models.ts';
+
+// --- Request -------------------------------------------------------------
+
+export type ContentPart =
+  | { type: 'text'; text: string }
+  /** https URL or data URL */
+  | { type: 'image_url'; url: string; detail?: 'auto' | 'low' | 'high' }
+  /** a stored file's bytes already resolved by the handler, or only its id */
+  | { type: 'file'; file_id?: string; filename?: string; data_url?: string }
+  | { type: 'input_audio'; data: string; format: string };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** JSON text, as the model produced it */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string }
+  | { role: 'user'; content: string | ContentPart[]; name?: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; reasoning?: string; name?: string }
+  | { role: 'tool'; content: string; tool_call_id: string };
+
+export interface FunctionTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments */
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+export interface ChatRequest {
+  /** Our model id; providers map it to their own model name. */
+  model: ChatModel;
+  messages: ChatMessage[];
+  tools?: FunctionTool[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
+  /** Output cap in tokens (already reduced to the key's cap). */
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  topA?: number;
+  repetitionPenalty?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  logitBias?: Record<string, number>;
+  seed?: number;
+  stop?: string[];
+  logprobs?: boolean;
+  topLogprobs?: number;
+  reasoningEffort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  verbosity?: 'low' | 'medium' | 'high';
+  user?: string;
+}
+
+/** Text completion: one prompt, plain text out. */
+export interface CompletionRequest
+  extends Omit<ChatRequest, 'messages' | 'tools' | 'toolChoice' | 'parallelToolCalls' | 'logprobs' | 'topLogprobs'> {
+  prompt: string;
+}
+
+// --- Events --------------------------------------------------------------
+
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: { token: string; logprob: number; bytes: number[] | null }[];
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  reasoningTokens?: number;
+  cachedInputTokens?: number;
+}
+
+export type ProviderEvent =
+  | { type: 'text'; delta: string; logprobs?: TokenLogprob[] }
+  | { type: 'reasoning'; delta: string }
+  /**
+   * A tool-call fragment. The first fragment of a call carries `id` and `name`;
+   * later ones only `argumentsDelta`. `index` says which call it belongs to.
+   */
+  | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
+  | { type: 'usage'; usage: Usage }
+  /** The provider's own reported cost in USD (e.g. OpenRouter's usage.cost). */
+  | { type: 'cost'; usd: number }
+  | { type: 'finish'; reason: FinishReason };
+
+export interface ChatProvider {
+  readonly name: string;
+  /** Streams the answer. Must stop promptly, and stop any upstream call, when `signal` aborts. */
+  chat(request: ChatRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  /** Text completion (legacy endpoint). */
+  complete(request: CompletionRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+}
+
+/** A provider failure the HTTP layer maps to 502 upstream_error. */
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly retryable = false,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}

@@ -1,0 +1,21 @@
+// The long-lived parts of one running service, built once at start-up (app.ts) and
+// handed to the HTTP layer and the API families.
+import type { FastifyBaseLogger } from 'fastify';
+import type { AccountsService } from './accounts/accounts-service.ts';
+import type { ActivityLog } from './activity/activity-log.ts';
+import type { Config } from './config.ts';
+import type { KeysService } from './keys/keys-service.ts';
+import type { KeyCaps } from './limits/key-caps.ts';
+import type { Limits } from './limits/limits.ts';
+import type { Store } from './store/db.ts';
+
+export interface Services {
+  readonly config: Config;
+  readonly log: FastifyBaseLogger;
+  readonly store: Store;
+  readonly accounts: AccountsService;
+  readonly keys: KeysService;
+  readonly limits: Limits;
+  readonly caps: KeyCaps;
+  readonly activity: ActivityLog;
+}

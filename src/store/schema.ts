@@ -1,0 +1,100 @@
+// Typed tables for Kysely. Money is stored as integer micro-units (1e-6) so that
+// SQLite and PostgreSQL add and compare it exactly; times are Unix milliseconds.
+import type { Generated } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  /** micro-credits */
+  balance: number;
+  /** micro-credits held by open reservations */
+  reserved: number;
+  created_at: number;
+}
+
+export interface CreditTransactionsTable {
+  id: string;
+  account_id: string;
+  /** micro-credits; positive adds, negative charges */
+  amount: number;
+  reason: string;
+  request_id: string | null;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  /** sha256 of the secret, hex. The secret itself is never stored. */
+  key_hash: string;
+  /** e.g. "sk-agent-abcd...wxyz", enough to recognise a key in a list */
+  key_hint: string;
+  /** JSON PermissionSet */
+  permissions: string;
+  /** JSON string[] | null (null: every chat model) */
+  models: string | null;
+  /** JSON string[] | null (null: any address) */
+  ip_allowlist: string | null;
+  rpm: number | null;
+  /** JSON KeyLimit[] */
+  limits: string;
+  paused: number;
+  revoked_at: number | null;
+  expires_at: number | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface KeyUsageTable {
+  key_id: string;
+  /** day | week | month | ever */
+  period: string;
+  period_start: number;
+  requests: number;
+  tokens: number;
+  /** micro-credits */
+  credits: number;
+  /** micro-USD */
+  spend: number;
+}
+
+export interface ActivityTable {
+  id: string;
+  created_at: number;
+  account_id: string | null;
+  key_id: string | null;
+  method: string;
+  endpoint: string;
+  model: string | null;
+  status: number;
+  error_code: string | null;
+  request_id: string;
+  client_request_id: string | null;
+  end_user: string | null;
+  safety_identifier: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  /** micro-credits */
+  credits_reserved: number;
+  credits_settled: number;
+  /** micro-USD */
+  cost_usd: number;
+  latency_ms: number;
+}
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  credit_transactions: CreditTransactionsTable;
+  api_keys: ApiKeysTable;
+  key_usage: KeyUsageTable;
+  activity: ActivityTable;
+  meta: MetaTable;
+}
+
+export type { Generated };
