@@ -24,7 +24,12 @@ export interface App {
   close(): Promise<void>;
 }
 
-export async function createApp(config: Config): Promise<App> {
+export interface AppOptions {
+  /** Extra endpoints registered with the shared pipeline (tests use it to drive real contracts). */
+  routes?: (router: Router) => void;
+}
+
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const http = createHttpServer(config);
   const store = await openStore(config.database);
   const accounts = new AccountsService(store.db);
@@ -52,6 +57,7 @@ export async function createApp(config: Config): Promise<App> {
   unsupportedRoutes(http);
   modelsRoutes(router);
   adminRoutes(http, services);
+  options.routes?.(router);
   // Last: the published contract lists what the routes above registered.
   metaRoutes(router);
   await http.ready();

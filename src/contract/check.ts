@@ -24,6 +24,29 @@ export function paramPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/**
+ * The most specific issue: for a union that failed every branch, zod reports only
+ * "Invalid input"; the branch issue that got deepest says what is actually wrong.
+ */
+export function specificIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    let best: z.core.$ZodIssue | undefined;
+    for (const branch of issue.errors) {
+      for (const inner of branch) {
+        // Prefer the branch that matched furthest (longest path), then non-type errors.
+        if (!best || inner.path.length > best.path.length || (inner.path.length === best.path.length && best.code === 'invalid_type' && inner.code !== 'invalid_type')) {
+          best = inner;
+        }
+      }
+    }
+    if (best && (best.path.length > 0 || best.code !== 'invalid_type')) {
+      const inner = specificIssue(best);
+      return { path: [...issue.path, ...inner.path], message: inner.message };
+    }
+  }
+  return { path: [...issue.path], message: issue.message };
+}
+
 function describe(values: readonly unknown[]): string {
   return values.map((v) => JSON.stringify(v)).join(', ');
 }
@@ -84,7 +107,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
       }
       const parsed = validator.safeParse(known);
       if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
+        const issue = specificIssue(parsed.error.issues[0]!);
         const param = paramPath(issue.path);
         throw invalidRequest(`Invalid value for '${param}': ${issue.message}`, param || null);
       }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { viewAccount } from '../../accounts/accounts-service.ts';
 import { queryActivity } from '../../activity/activity-query.ts';
-import { paramPath } from '../../contract/check.ts';
+import { paramPath, specificIssue } from '../../contract/check.ts';
 import { invalidRequest, notFound } from '../../http/errors.ts';
 import type { RouteConfig } from '../../http/request-state.ts';
 import { viewKey } from '../../keys/keys-service.ts';
@@ -14,7 +14,7 @@ import { activityQuery, addCreditsBody, createAccountBody, createKeyBody, listKe
 function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value ?? {});
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  const issue = specificIssue(result.error.issues[0]!);
   const param = paramPath(issue.path);
   throw invalidRequest(param ? `Invalid value for '${param}': ${issue.message}` : issue.message, param || null);
 }
