@@ -58,6 +58,17 @@ function enforce(name: string, rule: FieldRule, value: unknown): void {
   if (rule.category === 'refused') {
     throw unsupportedParameter(name, `Unsupported parameter: '${name}' is not supported by this service (${rule.note}).`);
   }
+  if (rule.category === 'limited' && rule.each) {
+    if (!Array.isArray(value)) throw invalidRequest(`Invalid value for '${name}': expected a list.`, name);
+    const bad = value.find((entry) => !rule.values.some((v) => isDeepStrictEqual(v, entry)));
+    if (bad !== undefined) {
+      throw unsupportedParameter(
+        name,
+        `Unsupported value: '${name}' does not support ${JSON.stringify(bad)} with this service. Supported values: ${describe(rule.values)}.`,
+      );
+    }
+    return;
+  }
   if (rule.category === 'limited' && !rule.values.some((v) => isDeepStrictEqual(v, value))) {
     throw unsupportedParameter(
       name,
@@ -130,7 +141,10 @@ export function groupQuery(query: Record<string, unknown>): Record<string, unkno
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(query)) {
     const m = /^([^[\]]+)\[([^[\]]*)\]$/.exec(key);
-    if (m) {
+    if (m && m[2] === '') {
+      // `include[]=a&include[]=b`, as the openai SDKs send lists
+      out[m[1]!] = Array.isArray(value) ? value : [value];
+    } else if (m) {
       const holder = (isObject(out[m[1]!]) ? out[m[1]!] : (out[m[1]!] = {})) as Record<string, unknown>;
       holder[m[2]!] = value;
     } else out[key] = value;

@@ -9,6 +9,13 @@ export const applied = <S extends z.ZodType>(schema: S, note?: string): AppliedF
   ...(note ? { note } : {}),
 });
 export const limited = (values: readonly unknown[], note?: string): LimitedField => ({ category: 'limited', values, ...(note ? { note } : {}) });
+/** A list field whose every entry must be one of `values`. */
+export const limitedEach = (values: readonly unknown[], note?: string): LimitedField => ({
+  category: 'limited',
+  values,
+  each: true,
+  ...(note ? { note } : {}),
+});
 export const refused = (note: string): RefusedField => ({ category: 'refused', note });
 export const noEffect = <S extends z.ZodType = z.ZodType>(note?: string, schema?: S): NoEffectField<S> => ({
   category: 'no_effect',

@@ -53,7 +53,7 @@ class SchemaCollector {
       case 'applied':
         return { ...this.convert(rule.schema, io, scope), ...description };
       case 'limited':
-        return { enum: [...rule.values], ...description };
+        return rule.each ? { type: 'array', items: { enum: [...rule.values] }, ...description } : { enum: [...rule.values], ...description };
       case 'no_effect':
         return { ...(rule.schema ? this.convert(rule.schema, io, scope) : {}), ...description, 'x-accepted-without-effect': true };
       case 'refused':

@@ -17,6 +17,8 @@ export interface AppliedField<S extends z.ZodType = z.ZodType> {
 export interface LimitedField {
   readonly category: 'limited';
   readonly values: readonly unknown[];
+  /** The value is a list, and each of its entries must be one of `values` (e.g. `include`). */
+  readonly each?: boolean;
   readonly note?: string;
 }
 

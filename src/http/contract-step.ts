@@ -5,6 +5,7 @@ import { compileTable, groupQuery, type CompiledTable } from '../contract/check.
 import { CHAT_MODELS } from '../contract/models.ts';
 import type { EndpointContract } from '../contract/types.ts';
 import { invalidRequest, modelNotAllowed } from './errors.ts';
+import type { RequestState } from './request-state.ts';
 
 const compiled = new WeakMap<EndpointContract, { body?: CompiledTable; query?: CompiledTable }>();
 
@@ -32,6 +33,8 @@ export async function contractStep(request: FastifyRequest, reply: FastifyReply)
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw invalidRequest('The request body must be a JSON object.');
     }
+    // Recorded before checking, so a refused request's activity row still says who and what.
+    noteCaller(state, body as Record<string, unknown>);
     const checked = tables.body.check(body as Record<string, unknown>);
     state.body = checked.value;
     state.ignored.push(...checked.ignored);
@@ -43,14 +46,16 @@ export async function contractStep(request: FastifyRequest, reply: FastifyReply)
   }
   if (state.ignored.length > 0) reply.header('x-service-ignored-parameters', state.ignored.join(', '));
 
-  const { model, user, safety_identifier } = state.body;
-  if (typeof model === 'string') {
-    state.model = model;
-    const key = state.key;
-    if (key?.models && chatModels.includes(model) && !key.models.includes(model)) {
-      throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, 'model');
-    }
+  const model = state.body.model;
+  const key = state.key;
+  if (typeof model === 'string' && key?.models && chatModels.includes(model) && !key.models.includes(model)) {
+    throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, 'model');
   }
-  if (typeof user === 'string') state.user = user;
-  if (typeof safety_identifier === 'string') state.safetyIdentifier = safety_identifier;
+}
+
+function noteCaller(state: RequestState, body: Record<string, unknown>): void {
+  const { model, user, safety_identifier } = body;
+  if (typeof model === 'string') state.model = model.slice(0, 200);
+  if (typeof user === 'string') state.user = user.slice(0, 256);
+  if (typeof safety_identifier === 'string') state.safetyIdentifier = safety_identifier.slice(0, 256);
 }

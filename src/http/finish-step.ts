@@ -40,3 +40,18 @@ export function finishStep(services: Services) {
     });
   };
 }
+
+/**
+ * Watches for a client that disconnects before its response is complete (Fastify's
+ * onRequestAbort only covers disconnects while the body is still arriving): aborts the
+ * request's work and finishes it at once, so its slot is free again.
+ */
+export function clientGoneStep(finish: (request: FastifyRequest) => Promise<void>) {
+  return async function watchClient(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return;
+      request.state.abort?.abort();
+      void finish(request);
+    });
+  };
+}

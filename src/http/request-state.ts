@@ -31,6 +31,8 @@ export interface RequestState {
   done: boolean;
   /** performance.now() at arrival */
   startedAt: number;
+  /** Created on demand by clientSignal(); aborted when the client goes away. */
+  abort: AbortController | null;
 }
 
 export function newRequestState(): RequestState {
@@ -50,7 +52,14 @@ export function newRequestState(): RequestState {
     errorCode: null,
     done: false,
     startedAt: performance.now(),
+    abort: null,
   };
+}
+
+/** A signal that aborts when the client disconnects before its response is complete. */
+export function clientSignal(state: RequestState): AbortSignal {
+  state.abort ??= new AbortController();
+  return state.abort.signal;
 }
 
 declare module 'fastify' {

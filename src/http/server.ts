@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import { authenticateStep } from './authenticate.ts';
 import { contractStep } from './contract-step.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
-import { finishStep } from './finish-step.ts';
+import { clientGoneStep, finishStep } from './finish-step.ts';
 import { limitsStep } from './limits-step.ts';
 import { requestIdStep } from './request-id.ts';
 import type { RequestState } from './request-state.ts';
@@ -34,11 +34,12 @@ export function createHttpServer(config: Config): FastifyInstance {
 
 export function installPipeline(app: FastifyInstance, services: Services): void {
   app.decorateRequest('state', null as unknown as RequestState);
+  const finish = finishStep(services);
   app.addHook('onRequest', requestIdStep);
+  app.addHook('onRequest', clientGoneStep(finish));
   app.addHook('onRequest', authenticateStep(services));
   app.addHook('preValidation', contractStep);
   app.addHook('preHandler', limitsStep(services));
-  const finish = finishStep(services);
   app.addHook('onResponse', finish);
   app.addHook('onRequestAbort', (request) => finish(request));
   app.setErrorHandler(errorHandler(services.config.bodyLimitBytes));

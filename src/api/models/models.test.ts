@@ -1,0 +1,49 @@
+// Discovery with the official openai SDK: the list shows only the key's chat models;
+// every model id of SPEC "Models" can be retrieved; anything else is 404 model_not_found.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import OpenAI from 'openai';
+import { MODELS } from '../../contract/models.ts';
+import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer();
+});
+after(() => server.close());
+
+test('client.models.list() lists the chat models the key may use', async () => {
+  const { key } = await server.createKey();
+  const all = [];
+  for await (const m of server.openai(key).models.list()) all.push(m);
+  assert.deepEqual(all.map((m) => m.id), ['agent', 'agent-think']);
+  for (const m of all) {
+    assert.equal(m.object, 'model');
+    assert.equal(typeof m.created, 'number');
+    assert.equal(typeof m.owned_by, 'string');
+  }
+  const restricted = await server.createKey({ models: ['agent'] });
+  const page = await server.openai(restricted.key).models.list();
+  assert.deepEqual(page.data.map((m) => m.id), ['agent']);
+});
+
+test('client.models.retrieve() answers every model id of the Models table', async () => {
+  const { key } = await server.createKey({ models: ['agent'] });
+  const client = server.openai(key);
+  assert.equal(MODELS.length, 26);
+  for (const { id } of MODELS) {
+    const m = await client.models.retrieve(id);
+    assert.equal(m.id, id);
+    assert.equal(m.object, 'model');
+  }
+});
+
+test('an unknown model is 404 model_not_found', async () => {
+  const { key } = await server.createKey();
+  await assert.rejects(server.openai(key).models.retrieve('gpt-4o'), (e: unknown) => {
+    assert.ok(e instanceof OpenAI.NotFoundError);
+    assert.equal(e.code, 'model_not_found');
+    assert.equal(e.type, 'invalid_request_error');
+    return true;
+  });
+});

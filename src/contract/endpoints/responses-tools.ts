@@ -1,0 +1,245 @@
+// Tools, tool choice, text format, reasoning and include of the Responses family
+// (SPEC "Responses", "Hosted tools in /responses").
+import { z } from 'zod';
+import { attributeFilterSchema, reasoningEffortSchema, verbositySchema } from '../fields.ts';
+
+const jsonObject = z.record(z.string(), z.unknown());
+const allowedCallers = z.array(z.enum(['direct', 'programmatic'])).nullable().optional();
+
+const location = z
+  .looseObject({
+    type: z.literal('approximate').optional(),
+    country: z.string().nullable().optional(),
+    region: z.string().nullable().optional(),
+    city: z.string().nullable().optional(),
+    timezone: z.string().nullable().optional(),
+  })
+  .nullable()
+  .optional();
+
+const containerNetworkPolicy = z.looseObject({ type: z.enum(['disabled', 'allowlist']) });
+const skillReference = z.looseObject({ type: z.literal('skill_reference'), skill_id: z.string().min(1).max(64), version: z.string().optional() });
+
+/** SPEC Limits: a container takes up to 50 file_ids. */
+const containerFileIds = z.array(z.string()).max(50, 'a container takes at most 50 file_ids').optional();
+
+const functionTool = z.looseObject({
+  type: z.literal('function'),
+  name: z.string().min(1),
+  description: z.string().nullable().optional(),
+  parameters: jsonObject.nullable().optional(),
+  strict: z.boolean().nullable().optional(),
+  defer_loading: z.boolean().optional(),
+  allowed_callers: allowedCallers,
+});
+
+const webSearchTool = z.looseObject({
+  type: z.literal(['web_search', 'web_search_2025_08_26']),
+  filters: z.looseObject({ allowed_domains: z.array(z.string()).nullable().optional() }).nullable().optional(),
+  user_location: location,
+  search_context_size: z.enum(['low', 'medium', 'high']).optional(),
+  external_web_access: z.boolean().optional(),
+});
+
+const webSearchPreviewTool = z.looseObject({
+  type: z.literal(['web_search_preview', 'web_search_preview_2025_03_11']),
+  user_location: location,
+  search_context_size: z.enum(['low', 'medium', 'high']).optional(),
+  search_content_types: z.array(z.enum(['text', 'image'])).optional(),
+});
+
+const codeInterpreterTool = z.looseObject({
+  type: z.literal('code_interpreter'),
+  // A container id, or `{type: auto}` for a new container.
+  container: z.union([
+    z.string(),
+    z.looseObject({
+      type: z.literal('auto'),
+      file_ids: containerFileIds,
+      memory_limit: z.enum(['1g', '4g', '16g', '64g']).nullable().optional(),
+      network_policy: containerNetworkPolicy.optional(),
+    }),
+  ]),
+  allowed_callers: allowedCallers,
+});
+
+const shellTool = z.looseObject({
+  type: z.literal('shell'),
+  environment: z
+    .discriminatedUnion('type', [
+      z.looseObject({
+        type: z.literal('container_auto'),
+        file_ids: containerFileIds,
+        memory_limit: z.enum(['1g', '4g', '16g', '64g']).nullable().optional(),
+        network_policy: containerNetworkPolicy.optional(),
+        skills: z.array(z.union([skillReference, z.looseObject({ type: z.literal('inline') })])).max(200).optional(),
+      }),
+      // The caller's app runs the commands (a shell_call round trip).
+      z.looseObject({ type: z.literal('local'), skills: z.array(z.looseObject({ name: z.string(), path: z.string() })).optional() }),
+      z.looseObject({ type: z.literal('container_reference'), container_id: z.string() }),
+    ])
+    .nullable()
+    .optional(),
+  allowed_callers: allowedCallers,
+});
+
+const fileSearchTool = z.looseObject({
+  type: z.literal('file_search'),
+  vector_store_ids: z.array(z.string()),
+  // SPEC Limits: search results 1 to 50.
+  max_num_results: z.number().int().min(1).max(50).optional(),
+  ranking_options: z
+    .looseObject({ ranker: z.string().optional(), score_threshold: z.number().min(0).max(1).optional() })
+    .optional(),
+  filters: attributeFilterSchema.nullable().optional(),
+});
+
+const imageGenerationTool = z.looseObject({
+  type: z.literal('image_generation'),
+  model: z.string().optional(),
+  quality: z.enum(['low', 'medium', 'high', 'auto']).optional(),
+  size: z.string().optional(),
+  output_format: z.enum(['png', 'webp', 'jpeg']).optional(),
+  output_compression: z.number().int().min(0).max(100).optional(),
+  moderation: z.enum(['auto', 'low']).optional(),
+  background: z.enum(['transparent', 'opaque', 'auto']).optional(),
+  input_fidelity: z.enum(['high', 'low']).nullable().optional(),
+  input_image_mask: z.looseObject({ image_url: z.string().optional(), file_id: z.string().optional() }).optional(),
+  partial_images: z.number().int().min(0).max(3).optional(),
+  action: z.enum(['generate', 'edit', 'auto']).optional(),
+});
+
+const mcpToolFilter = z.looseObject({ tool_names: z.array(z.string()).optional(), read_only: z.boolean().optional() });
+
+const mcpTool = z
+  .looseObject({
+    type: z.literal('mcp'),
+    server_label: z.string().min(1),
+    // SPEC: tools on a public https:// server; hosted connectors are not offered.
+    server_url: z.url({ protocol: /^https$/, error: 'server_url must be an https:// URL' }).optional(),
+    connector_id: z.string().optional(),
+    server_description: z.string().optional(),
+    authorization: z.string().optional(),
+    headers: z.record(z.string(), z.string()).nullable().optional(),
+    allowed_tools: z.union([z.array(z.string()), mcpToolFilter]).nullable().optional(),
+    require_approval: z
+      .union([z.enum(['always', 'never']), z.looseObject({ always: mcpToolFilter.optional(), never: mcpToolFilter.optional() })])
+      .nullable()
+      .optional(),
+    defer_loading: z.boolean().optional(),
+    allowed_callers: allowedCallers,
+  })
+  .refine((t) => t.server_url !== undefined, { message: 'mcp tools need server_url (connector_id is not offered)', path: ['server_url'] });
+
+const computerTool = z.looseObject({ type: z.literal('computer') });
+const computerUsePreviewTool = z.looseObject({
+  type: z.literal('computer_use_preview'),
+  environment: z.enum(['windows', 'mac', 'linux', 'ubuntu', 'browser']),
+  display_width: z.number().int(),
+  display_height: z.number().int(),
+});
+const applyPatchTool = z.looseObject({ type: z.literal('apply_patch'), allowed_callers: allowedCallers });
+
+const TOOL_TYPES_ERROR =
+  'tool type must be one of function, web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, code_interpreter, shell, file_search, image_generation, mcp, computer, computer_use_preview, apply_patch';
+
+/** A tool of POST /responses (SPEC "Responses" `tools`). Each hosted tool needs its key switch. */
+export const responseToolSchema = z
+  .discriminatedUnion(
+    'type',
+    [
+      functionTool,
+      webSearchTool,
+      webSearchPreviewTool,
+      codeInterpreterTool,
+      shellTool,
+      fileSearchTool,
+      imageGenerationTool,
+      mcpTool,
+      computerTool,
+      computerUsePreviewTool,
+      applyPatchTool,
+    ],
+    { error: TOOL_TYPES_ERROR },
+  )
+  .meta({ id: 'ResponseTool' });
+
+export const responseToolsSchema = z.array(responseToolSchema);
+
+/** POST /responses/input_tokens: the same tools without computer, computer_use_preview and apply_patch. */
+export const inputTokensToolsSchema = z.array(
+  z.discriminatedUnion(
+    'type',
+    [functionTool, webSearchTool, webSearchPreviewTool, codeInterpreterTool, shellTool, fileSearchTool, imageGenerationTool, mcpTool],
+    { error: 'tool type must be one of function, web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, code_interpreter, shell, file_search, image_generation, mcp' },
+  ),
+);
+
+const HOSTED_CHOICE_TYPES = [
+  'web_search',
+  'web_search_preview',
+  'web_search_2025_08_26',
+  'web_search_preview_2025_03_11',
+  'file_search',
+  'code_interpreter',
+  'image_generation',
+  'computer',
+  'computer_use',
+  'computer_use_preview',
+  'shell',
+  'apply_patch',
+] as const;
+
+/** `auto`, `none`, `required`, a function, web search, or a hosted tool (treated as auto). */
+export const responseToolChoiceSchema = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.discriminatedUnion('type', [
+    z.looseObject({ type: z.literal('function'), name: z.string() }),
+    z.looseObject({ type: z.literal('mcp'), server_label: z.string(), name: z.string().nullable().optional() }),
+    z.looseObject({ type: z.literal(HOSTED_CHOICE_TYPES) }),
+  ]),
+]);
+
+/** `text`: format text, json_object or json_schema; verbosity low, medium or high. */
+export const responseTextSchema = z
+  .looseObject({
+    format: z
+      .discriminatedUnion('type', [
+        z.looseObject({ type: z.literal('text') }),
+        z.looseObject({ type: z.literal('json_object') }),
+        z.looseObject({
+          type: z.literal('json_schema'),
+          name: z.string(),
+          schema: jsonObject,
+          description: z.string().optional(),
+          strict: z.boolean().nullable().optional(),
+        }),
+      ])
+      .optional(),
+    verbosity: verbositySchema.optional(),
+  })
+  .meta({ id: 'ResponseTextConfig' });
+
+/** `reasoning`: only `effort` applies (summary and generate_summary are accepted without effect). */
+export const responseReasoningSchema = z
+  .looseObject({
+    effort: reasoningEffortSchema.optional(),
+    summary: z.enum(['auto', 'concise', 'detailed']).nullable().optional(),
+    generate_summary: z.enum(['auto', 'concise', 'detailed']).nullable().optional(),
+  })
+  .nullable();
+
+/** SPEC: the `include` values of POST /responses. */
+export const RESPONSE_INCLUDE_VALUES = [
+  'message.output_text.logprobs',
+  'message.input_image.image_url',
+  'reasoning.encrypted_content',
+  'code_interpreter_call.outputs',
+  'file_search_call.results',
+] as const;
+
+/** SPEC: the `include` values of the conversation item endpoints. */
+export const CONVERSATION_INCLUDE_VALUES = ['message.output_text.logprobs', 'message.input_image.image_url'] as const;
+
+/** `conversation`: an id or `{id}`. */
+export const conversationParamSchema = z.union([z.string(), z.looseObject({ id: z.string() })]).nullable();

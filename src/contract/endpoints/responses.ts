@@ -1,0 +1,298 @@
+// The Responses API (SPEC "Responses", "Background response", "Hosted tools in /responses").
+import { z } from 'zod';
+import {
+  applied,
+  deletionSchema,
+  limited,
+  limitedEach,
+  listQueryFields,
+  listSchema,
+  maxTokensSchema,
+  metadataSchema,
+  modelField,
+  noEffect,
+  promptCacheFields,
+  refused,
+  safetyIdentifierSchema,
+  svcSchema,
+  temperatureSchema,
+  topLogprobsSchema,
+  topPSchema,
+  userSchema,
+} from '../fields.ts';
+import { CHAT_MODELS } from '../models.ts';
+import type { FieldTable } from '../types.ts';
+import { defineEndpoint } from '../types.ts';
+import { responseInputSchema, responseItemSchema } from './responses-items.ts';
+import {
+  RESPONSE_INCLUDE_VALUES,
+  conversationParamSchema,
+  inputTokensToolsSchema,
+  responseReasoningSchema,
+  responseTextSchema,
+  responseToolChoiceSchema,
+  responseToolsSchema,
+} from './responses-tools.ts';
+
+// --- Objects --------------------------------------------------------------
+
+export const responseUsageSchema = z
+  .looseObject({
+    input_tokens: z.number().int(),
+    input_tokens_details: z.looseObject({ cached_tokens: z.number().int() }).optional(),
+    output_tokens: z.number().int(),
+    output_tokens_details: z.looseObject({ reasoning_tokens: z.number().int() }).optional(),
+    total_tokens: z.number().int(),
+  })
+  .meta({ id: 'ResponseUsage' });
+
+export const RESPONSE_STATUSES = ['completed', 'failed', 'in_progress', 'cancelled', 'queued', 'incomplete'] as const;
+
+/** The response object; it echoes what ran. */
+export const responseSchema = z
+  .looseObject({
+    id: z.string().meta({ description: 'starts resp_' }),
+    object: z.literal('response'),
+    created_at: z.number(),
+    completed_at: z.number().nullable().optional(),
+    status: z.enum(RESPONSE_STATUSES),
+    background: z.boolean().nullable().optional(),
+    error: z.looseObject({ code: z.string(), message: z.string() }).nullable(),
+    incomplete_details: z.looseObject({ reason: z.enum(['max_output_tokens', 'content_filter']).optional() }).nullable(),
+    instructions: z.union([z.string(), z.array(z.unknown())]).nullable(),
+    model: z.string(),
+    output: z.array(responseItemSchema),
+    output_text: z.string().optional().meta({ description: 'SDK convenience: the concatenated output text' }),
+    parallel_tool_calls: z.boolean(),
+    previous_response_id: z.string().nullable().optional(),
+    conversation: z.looseObject({ id: z.string() }).nullable().optional(),
+    store: z.boolean().optional(),
+    max_output_tokens: z.number().int().nullable().optional(),
+    metadata: metadataSchema,
+    temperature: z.number().nullable(),
+    top_p: z.number().nullable(),
+    top_logprobs: z.number().int().nullable().optional(),
+    text: z.looseObject({}).optional(),
+    reasoning: z.looseObject({ effort: z.string().nullable().optional(), summary: z.string().nullable().optional() }).nullable().optional(),
+    tool_choice: z.union([z.string(), z.looseObject({ type: z.string() })]),
+    tools: z.array(z.looseObject({ type: z.string() })),
+    truncation: z.enum(['auto', 'disabled']).nullable().optional(),
+    service_tier: z.string().nullable().optional(),
+    user: z.string().nullable().optional(),
+    safety_identifier: z.string().nullable().optional(),
+    usage: responseUsageSchema.nullable().optional(),
+    svc: svcSchema.optional(),
+  })
+  .meta({ id: 'Response' });
+
+/** One Responses streaming event (`response.created`, `response.output_text.delta`, ..., `response.completed`). */
+export const responseStreamEventSchema = z
+  .looseObject({ type: z.string(), sequence_number: z.number().int() })
+  .meta({ id: 'ResponseStreamEvent' });
+
+export const responseInputTokensSchema = z
+  .looseObject({ object: z.literal('response.input_tokens'), input_tokens: z.number().int() })
+  .meta({ id: 'ResponseInputTokens' });
+
+export const responseCompactionSchema = z
+  .looseObject({
+    id: z.string(),
+    object: z.literal('response.compaction'),
+    created_at: z.number().int(),
+    output: z.array(responseItemSchema).meta({ description: 'the user messages plus one sealed compaction item' }),
+    usage: responseUsageSchema,
+    svc: svcSchema,
+  })
+  .meta({ id: 'ResponseCompaction' });
+
+// --- Shared field rules ---------------------------------------------------
+
+const reasoningFields: FieldTable = {
+  reasoning: applied(responseReasoningSchema, 'effort (none to xhigh, on models that reason) applies'),
+  'reasoning.summary': noEffect('accepted without effect; reasoning is returned as summary text whenever the model gives some'),
+  'reasoning.generate_summary': noEffect('accepted without effect'),
+  'reasoning.mode': refused('reasoning modes are not offered: choose agent or agent-think'),
+  'reasoning.context': refused('reasoning context selection is not offered'),
+};
+
+const includeRule = limitedEach(RESPONSE_INCLUDE_VALUES, 'each entry one of these; reasoning.encrypted_content is accepted and adds nothing');
+
+const responseIdParam = { response_id: z.string().meta({ description: 'a response id (resp_...)' }) };
+
+// --- Endpoints ------------------------------------------------------------
+
+export const createResponse = defineEndpoint({
+  operationId: 'createResponse',
+  method: 'POST',
+  path: '/responses',
+  family: 'responses',
+  summary: 'Creates a model response from text or items, with tools and optional storage.',
+  billable: true,
+  body: {
+    type: 'json',
+    required: ['model'],
+    fields: {
+      model: modelField(CHAT_MODELS),
+      input: applied(responseInputSchema, 'text, or items: messages, function calls and outputs, images, files, compaction items, hosted tool items, mcp_approval_response'),
+      instructions: applied(z.string().nullable(), 'system message for this response only'),
+      previous_response_id: applied(z.string().nullable(), 'continue from a stored response'),
+      conversation: applied(conversationParamSchema, "continue a conversation; the response's input and output are appended to it"),
+      store: applied(z.boolean().nullable(), 'default true: stored 30 days'),
+      stream: applied(z.boolean().nullable(), 'Responses streaming events'),
+      background: applied(z.boolean().nullable(), 'run in background; not combinable with stream'),
+      metadata: applied(metadataSchema, 'up to 16 entries; keys up to 64 characters, values up to 512'),
+      max_output_tokens: applied(maxTokensSchema, 'output cap, also capped by the key'),
+      temperature: applied(temperatureSchema, '0 to 2, default 0.7'),
+      top_p: applied(topPSchema, 'nucleus sampling'),
+      top_logprobs: applied(topLogprobsSchema, '0 to 20, with include of message.output_text.logprobs'),
+      parallel_tool_calls: applied(z.boolean().nullable(), 'sent to the model'),
+      tools: applied(responseToolsSchema, 'function, web_search (and its variants), code_interpreter, shell, file_search, image_generation, mcp, computer, computer_use_preview, apply_patch; each hosted tool needs its key switch'),
+      tool_choice: applied(responseToolChoiceSchema, 'auto, none, required, a function, web search, or a hosted tool (treated as auto)'),
+      text: applied(responseTextSchema, 'format text, json_object or json_schema; verbosity low, medium or high'),
+      ...reasoningFields,
+      include: includeRule,
+      service_tier: limited(['auto', 'default'], 'flex, priority, scale, fast and ultrafast are not offered'),
+      truncation: limited(['disabled'], 'input is never truncated; a request over the context window fails'),
+      user: applied(userSchema, 'kept in the activity log'),
+      safety_identifier: applied(safetyIdentifierSchema, 'kept in the activity log'),
+      stream_options: applied(z.looseObject({ include_obfuscation: z.boolean().optional() }).nullable(), 'accepted'),
+      'stream_options.include_obfuscation': noEffect('accepted without effect', z.boolean()),
+      ...promptCacheFields,
+      prompt: refused('stored prompt templates are not offered'),
+      context_management: refused('automatic compaction is not offered: use POST /responses/compact'),
+      max_tool_calls: refused('a tool-call limit is not offered'),
+      moderation: refused('moderation is set per key by its Moderate requests switch'),
+      access_programs: refused('access programs are not offered'),
+      // Defined by the reference's multi-agent beta (OpenAI-Beta: responses_multi_agent=v1).
+      multi_agent: refused('server-hosted multi-agent execution is not offered'),
+    },
+  },
+  response: {
+    schema: responseSchema,
+    description: 'The response object; with stream: true a text/event-stream of Responses streaming events.',
+    alternate: 'sse',
+  },
+  notes: [
+    'Stored 30 days unless store is false.',
+    'background: true runs the response in the background (poll GET /responses/{response_id}, cancel with POST /responses/{response_id}/cancel); background cannot be combined with stream.',
+    'Client-run tools (function, shell with environment local, computer, apply_patch) end the response with call items; continue with the matching *_output items and previous_response_id, a conversation or the full input.',
+    'A remote MCP call waits for approval unless require_approval says never: answer the mcp_approval_request with an mcp_approval_response input item plus previous_response_id.',
+    'Each hosted tool needs its key switch: code_interpreter and container shells need Code interpreter; shell with environment local, computer, computer_use_preview and apply_patch need Function calling; file_search needs File search; image_generation needs Image generation; mcp needs Remote MCP servers.',
+    'The same session is offered over a WebSocket: GET /responses with Upgrade: websocket.',
+  ],
+});
+
+export const getResponse = defineEndpoint({
+  operationId: 'getResponse',
+  method: 'GET',
+  path: '/responses/{response_id}',
+  family: 'responses',
+  summary: 'Retrieves a stored response (also how a background response is polled).',
+  params: responseIdParam,
+  query: {
+    include: includeRule,
+    stream: refused('streaming a stored response is not offered: poll GET /responses/{response_id}'),
+    starting_after: refused('resuming a response stream is not offered'),
+    include_obfuscation: noEffect('accepted without effect', z.stringbool()),
+  },
+  response: { schema: responseSchema },
+});
+
+export const deleteResponse = defineEndpoint({
+  operationId: 'deleteResponse',
+  method: 'DELETE',
+  path: '/responses/{response_id}',
+  family: 'responses',
+  summary: 'Deletes a stored response.',
+  params: responseIdParam,
+  response: { schema: deletionSchema('response') },
+});
+
+export const cancelResponse = defineEndpoint({
+  operationId: 'cancelResponse',
+  method: 'POST',
+  path: '/responses/{response_id}/cancel',
+  family: 'responses',
+  summary: 'Cancels a background response.',
+  params: responseIdParam,
+  response: { schema: responseSchema, description: 'The response, status cancelled.' },
+  notes: [
+    'Only a queued or running background response can be cancelled; nothing more runs and only work already done is charged. Cancelling a cancelled response returns it unchanged.',
+    'A foreground or finished response answers 400 response_not_cancellable.',
+  ],
+});
+
+export const listInputItems = defineEndpoint({
+  operationId: 'listInputItems',
+  method: 'GET',
+  path: '/responses/{response_id}/input_items',
+  family: 'responses',
+  summary: 'Lists the input items of a stored response.',
+  params: responseIdParam,
+  query: { ...listQueryFields('desc'), include: includeRule },
+  response: { schema: listSchema(responseItemSchema) },
+});
+
+export const getInputTokenCounts = defineEndpoint({
+  operationId: 'Getinputtokencounts',
+  method: 'POST',
+  path: '/responses/input_tokens',
+  family: 'responses',
+  summary: 'Estimates the input tokens a response request would use; free, no model runs.',
+  body: {
+    type: 'json',
+    fields: {
+      model: modelField(CHAT_MODELS),
+      input: applied(responseInputSchema.nullable(), 'text or items'),
+      instructions: applied(z.string().nullable(), 'counted as the system message'),
+      previous_response_id: applied(z.string().nullable(), 'counts the stored response chain'),
+      conversation: applied(conversationParamSchema, 'counts the conversation items'),
+      tools: applied(inputTokensToolsSchema.nullable(), 'the tools of POST /responses without computer, computer_use_preview and apply_patch'),
+      tool_choice: applied(responseToolChoiceSchema.nullable(), 'as on POST /responses'),
+      parallel_tool_calls: applied(z.boolean().nullable(), 'as on POST /responses'),
+      text: applied(responseTextSchema.nullable(), 'as on POST /responses'),
+      ...reasoningFields,
+      truncation: limited(['disabled'], 'input is never truncated'),
+      personality: refused('personalities are not offered'),
+    },
+  },
+  response: { schema: responseInputTokensSchema },
+  notes: [
+    "Estimated as about four bytes of text per token, plus a fixed amount per image and per message, plus the agent's own instructions.",
+  ],
+});
+
+export const compactConversation = defineEndpoint({
+  operationId: 'Compactconversation',
+  method: 'POST',
+  path: '/responses/compact',
+  family: 'responses',
+  summary: 'Compacts a conversation into the user messages plus one sealed compaction item.',
+  billable: true,
+  body: {
+    type: 'json',
+    required: ['model'],
+    fields: {
+      model: modelField(CHAT_MODELS),
+      input: applied(responseInputSchema.nullable(), 'text or items to compact'),
+      instructions: applied(z.string().nullable(), 'kept as context'),
+      previous_response_id: applied(z.string().nullable(), 'compact a stored response chain'),
+      service_tier: limited(['auto', 'default'], 'flex, priority and fast are not offered'),
+      ...promptCacheFields,
+    },
+  },
+  response: { schema: responseCompactionSchema },
+  notes: [
+    'Billed like a short response. Send the output as the next request\'s input; only this API, for the same account, can read a compaction item.',
+  ],
+});
+
+export const responsesEndpoints = [
+  createResponse,
+  getResponse,
+  deleteResponse,
+  cancelResponse,
+  listInputItems,
+  getInputTokenCounts,
+  compactConversation,
+];
