@@ -1,0 +1,69 @@
+// What the engine reads from a chat: the last user text, the instructions,
+// attachments, and trailing tool results.
+import type { ChatMessage } from '../../types.ts';
+
+export interface ToolResult {
+  /** The function name, found through the assistant's matching tool call. */
+  name: string | undefined;
+  content: string;
+}
+
+export interface Conversation {
+  /** Text of the last user message ("" if none). */
+  lastUserText: string;
+  /** system and developer messages, joined. */
+  instructions: string;
+  attachments: { images: number; files: number; audio: number };
+  /** Tool results that end the conversation (empty if the last message is not a tool result). */
+  toolResults: ToolResult[];
+}
+
+export function userText(content: ChatMessage['content']): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .flatMap((p) => (p.type === 'text' ? [p.text] : []))
+    .join('\n');
+}
+
+export function readConversation(messages: readonly ChatMessage[]): Conversation {
+  const instructions: string[] = [];
+  let lastUser: ChatMessage | undefined;
+  for (const m of messages) {
+    if (m.role === 'system' || m.role === 'developer') instructions.push(m.content);
+    else if (m.role === 'user') lastUser = m;
+  }
+  const attachments = { images: 0, files: 0, audio: 0 };
+  if (lastUser && Array.isArray(lastUser.content)) {
+    for (const p of lastUser.content) {
+      if (p.type === 'image_url') attachments.images++;
+      else if (p.type === 'file') attachments.files++;
+      else if (p.type === 'input_audio') attachments.audio++;
+    }
+  }
+
+  const toolResults: ToolResult[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as ChatMessage;
+    if (m.role !== 'tool') break;
+    toolResults.unshift({ name: toolNameFor(messages, i, m.tool_call_id), content: m.content });
+  }
+
+  return {
+    lastUserText: lastUser ? userText(lastUser.content) : '',
+    instructions: instructions.join('\n'),
+    attachments,
+    toolResults,
+  };
+}
+
+function toolNameFor(messages: readonly ChatMessage[], before: number, callId: string): string | undefined {
+  for (let i = before - 1; i >= 0; i--) {
+    const m = messages[i] as ChatMessage;
+    if (m.role === 'assistant' && m.tool_calls) {
+      const call = m.tool_calls.find((c) => c.id === callId);
+      if (call) return call.name;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,390 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import type { ChatRequest, CompletionRequest, FunctionTool, ProviderEvent } from '../../types.ts';
+import { createOfflineEngine } from './index.ts';
+import { toPieces, countChatTokens } from './tokens.ts';
+
+const engine = createOfflineEngine();
+const ajv = new Ajv2020({ strict: true, strictTypes: false, allowUnionTypes: true });
+ajvFormats.default(ajv); // CommonJS default under NodeNext
+
+type Ev<T extends ProviderEvent['type']> = Extract<ProviderEvent, { type: T }>;
+
+async function collect(events: AsyncIterable<ProviderEvent>): Promise<ProviderEvent[]> {
+  const out: ProviderEvent[] = [];
+  for await (const ev of events) out.push(ev);
+  return out;
+}
+const chat = (req: Partial<ChatRequest> & { messages: ChatRequest['messages'] }): Promise<ProviderEvent[]> =>
+  collect(engine.chat({ model: 'agent', ...req }, new AbortController().signal));
+const complete = (req: Partial<CompletionRequest> & { prompt: string }): Promise<ProviderEvent[]> =>
+  collect(engine.complete({ model: 'agent', ...req }, new AbortController().signal));
+const user = (content: string): ChatRequest['messages'] => [{ role: 'user', content }];
+
+const of = <T extends ProviderEvent['type']>(events: ProviderEvent[], type: T): Ev<T>[] =>
+  events.filter((e): e is Ev<T> => e.type === type);
+const textOf = (events: ProviderEvent[]): string => of(events, 'text').map((e) => e.delta).join('');
+const usageOf = (events: ProviderEvent[]) => of(events, 'usage')[0]!.usage;
+const finishOf = (events: ProviderEvent[]) => of(events, 'finish')[0]!.reason;
+
+function assertEndsWithUsageThenFinish(events: ProviderEvent[]): void {
+  assert.equal(events.at(-2)?.type, 'usage');
+  assert.equal(events.at(-1)?.type, 'finish');
+  assert.equal(of(events, 'usage').length, 1);
+  assert.equal(of(events, 'finish').length, 1);
+}
+
+const LONG = Array.from({ length: 40 }, (_, i) => `Sentence number ${i + 1} talks about trains, rivers and small towns.`).join(' ');
+
+// --- Tokens, usage, streaming ------------------------------------------------
+
+test('streams one token per text event and reports real o200k usage', async () => {
+  const messages = user('What is 12 * 7?');
+  const events = await chat({ messages });
+  const text = textOf(events);
+  assert.match(text, /\b84\b/);
+  assertEndsWithUsageThenFinish(events);
+  assert.equal(finishOf(events), 'stop');
+  assert.deepEqual(of(events, 'text').map((e) => e.delta), toPieces(text).map((p) => p.text));
+  assert.ok(of(events, 'text').length > 3);
+  const usage = usageOf(events);
+  assert.equal(usage.outputTokens, encode(text).length);
+  assert.equal(usage.inputTokens, encode('What is 12 * 7?').length + 3 + 3);
+  assert.equal(usage.inputTokens, countChatTokens(messages));
+  assert.equal(usage.reasoningTokens, 0);
+});
+
+test('multi-byte characters are never split into broken strings', async () => {
+  const events = await chat({ messages: user('Say exactly: 🎉 日本語 👩‍👩‍👧 ok') });
+  assert.equal(textOf(events), '🎉 日本語 👩‍👩‍👧 ok');
+  for (const e of of(events, 'text')) assert.ok(!e.delta.includes('\uFFFD'), JSON.stringify(e.delta));
+  assert.equal(usageOf(events).outputTokens, encode('🎉 日本語 👩‍👩‍👧 ok').length);
+});
+
+test('stops when the consumer aborts between tokens', async () => {
+  const controller = new AbortController();
+  const seen: ProviderEvent[] = [];
+  for await (const ev of engine.chat({ model: 'agent', messages: user(LONG), verbosity: 'high' }, controller.signal)) {
+    seen.push(ev);
+    if (ev.type === 'text') controller.abort();
+  }
+  assert.equal(seen.length, 1, 'nothing after the abort, not even usage/finish');
+});
+
+test('an abort from another task (I/O, a timer) stops a long stream early', async () => {
+  const controller = new AbortController();
+  setImmediate(() => controller.abort());
+  const events = await collect(engine.chat({ model: 'agent', messages: user(LONG), verbosity: 'high' }, controller.signal));
+  const full = await chat({ messages: user(LONG), verbosity: 'high' });
+  assert.ok(of(full, 'text').length > 300);
+  assert.ok(of(events, 'text').length < of(full, 'text').length / 2, `${of(events, 'text').length} events before the abort`);
+  assert.equal(of(events, 'finish').length, 0);
+});
+
+test('an already aborted signal yields nothing', async () => {
+  const controller = new AbortController();
+  controller.abort();
+  assert.deepEqual(await collect(engine.chat({ model: 'agent', messages: user('hi') }, controller.signal)), []);
+});
+
+// --- Determinism --------------------------------------------------------------
+
+test('same input and seed give the same output; seeds may vary wording; temperature 0 ignores the seed', async (t) => {
+  t.mock.method(Math, 'random', () => {
+    throw new Error('Math.random used');
+  });
+  const messages = user('Tell me about the river near my town.');
+  const a = await chat({ messages, seed: 42 });
+  const b = await chat({ messages, seed: 42 });
+  assert.deepEqual(a, b);
+  assert.deepEqual(await chat({ messages }), await chat({ messages }), 'no seed: a stable default');
+
+  const bySeed = new Set<string>();
+  for (let seed = 0; seed < 10; seed++) bySeed.add(textOf(await chat({ messages, seed })));
+  assert.ok(bySeed.size > 1, 'different seeds vary the wording');
+
+  const cold = new Set<string>();
+  for (let seed = 0; seed < 10; seed++) cold.add(textOf(await chat({ messages, seed, temperature: 0 })));
+  assert.equal(cold.size, 1);
+});
+
+test('verbosity changes the answer length', async () => {
+  const lengths = [];
+  for (const verbosity of ['low', 'medium', 'high'] as const) {
+    lengths.push(usageOf(await chat({ messages: user(LONG), verbosity })).outputTokens);
+  }
+  assert.ok(lengths[0]! < lengths[1]! && lengths[1]! < lengths[2]!, lengths.join(' < '));
+});
+
+test('a "be brief" instruction lowers verbosity when the request sets none', async () => {
+  const plain = usageOf(await chat({ messages: user(LONG) })).outputTokens;
+  const brief = usageOf(await chat({ messages: [{ role: 'system', content: 'Be brief.' }, ...user(LONG)] })).outputTokens;
+  assert.ok(brief < plain, `${brief} < ${plain}`);
+});
+
+// --- stop and maxTokens -------------------------------------------------------
+
+test('stop sequences never appear in the output', async () => {
+  const messages = user('Say exactly: alpha beta gamma delta');
+  for (const stop of [['gamma'], ['delta', ' beta'], ['a b'], ['alpha']]) {
+    const events = await chat({ messages, stop });
+    const text = textOf(events);
+    for (const s of stop) assert.ok(!text.includes(s), `${JSON.stringify(stop)} → ${text}`);
+    assert.ok('alpha beta gamma delta'.startsWith(text));
+    assert.equal(finishOf(events), 'stop');
+    assert.equal(usageOf(events).outputTokens, encode(text).length);
+  }
+  assert.equal(textOf(await chat({ messages, stop: ['gamma'] })), 'alpha beta ');
+});
+
+test('maxTokens cuts the output with finish reason length', async () => {
+  const events = await chat({ messages: user(LONG), maxTokens: 7 });
+  assert.equal(finishOf(events), 'length');
+  assert.equal(usageOf(events).outputTokens, 7);
+  assert.equal(of(events, 'text').length, 7);
+  assertEndsWithUsageThenFinish(events);
+  const roomy = await chat({ messages: user('What is 2 + 2?'), maxTokens: 500 });
+  assert.equal(finishOf(roomy), 'stop');
+});
+
+// --- Tools ----------------------------------------------------------------------
+
+const weather: FunctionTool = {
+  name: 'get_weather',
+  description: 'Get the current weather for a city',
+  strict: true,
+  parameters: {
+    type: 'object',
+    properties: {
+      location: { type: 'string', description: 'City name' },
+      unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+      days: { type: 'integer', minimum: 1, maximum: 7 },
+    },
+    required: ['location', 'unit', 'days'],
+    additionalProperties: false,
+  },
+};
+const booking: FunctionTool = {
+  name: 'book_flight',
+  description: 'Book a flight between two airports',
+  parameters: {
+    $defs: { airport: { type: 'string', pattern: '^[A-Z]{3}$' } },
+    type: 'object',
+    properties: {
+      from: { $ref: '#/$defs/airport' },
+      to: { $ref: '#/$defs/airport' },
+      date: { type: 'string', format: 'date' },
+      passengers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } }, required: ['name', 'age'], additionalProperties: false }, minItems: 1 },
+    },
+    required: ['from', 'to', 'date', 'passengers'],
+    additionalProperties: false,
+  },
+};
+
+interface Call {
+  id: string;
+  name: string;
+  args: string;
+  fragments: number;
+}
+function callsOf(events: ProviderEvent[]): Call[] {
+  const calls: Call[] = [];
+  for (const e of of(events, 'tool_call')) {
+    if (e.id !== undefined) {
+      assert.equal(e.index, calls.length, 'a new call takes the next index');
+      assert.equal(e.argumentsDelta, '');
+      calls.push({ id: e.id, name: e.name ?? '', args: '', fragments: 0 });
+    } else {
+      const call = calls[e.index]!;
+      call.args += e.argumentsDelta;
+      call.fragments++;
+    }
+  }
+  return calls;
+}
+
+test('required: calls the best-matching function with schema-valid arguments, streamed in fragments', async () => {
+  const events = await chat({ messages: user("What's the weather in Paris?"), tools: [booking, weather], toolChoice: 'required' });
+  const calls = callsOf(events);
+  assert.equal(calls.length, 1);
+  const [call] = calls as [Call];
+  assert.equal(call.name, 'get_weather');
+  assert.match(call.id, /^call_[A-Za-z0-9]{24}$/);
+  assert.ok(call.fragments > 3, 'arguments arrive in several token-sized chunks');
+  const args: Record<string, unknown> = JSON.parse(call.args);
+  assert.ok(ajv.validate(weather.parameters!, args), JSON.stringify(ajv.errors));
+  assert.equal(args.location, 'Paris');
+  assert.equal(finishOf(events), 'tool_calls');
+  assert.equal(of(events, 'text').length, 0);
+  assertEndsWithUsageThenFinish(events);
+  assert.equal(usageOf(events).outputTokens, encode('get_weather').length + encode(call.args).length);
+});
+
+test('a named tool choice calls that function, even when another matches better', async () => {
+  const events = await chat({ messages: user("What's the weather in Paris?"), tools: [weather, booking], toolChoice: { name: 'book_flight' } });
+  const [call] = callsOf(events) as [Call];
+  assert.equal(call.name, 'book_flight');
+  assert.ok(ajv.validate(booking.parameters!, JSON.parse(call.args)), JSON.stringify(ajv.errors));
+});
+
+test('auto calls a tool only when asked for; none never calls', async () => {
+  assert.equal(callsOf(await chat({ messages: user('weather in Rome please'), tools: [weather], toolChoice: 'auto' })).length, 1);
+  assert.equal(callsOf(await chat({ messages: user('weather in Rome please'), tools: [weather] })).length, 1, 'auto is the default');
+  const chatty = await chat({ messages: user('Tell me a joke'), tools: [weather], toolChoice: 'auto' });
+  assert.equal(callsOf(chatty).length, 0);
+  assert.equal(finishOf(chatty), 'stop');
+  assert.equal(callsOf(await chat({ messages: user('weather in Rome please'), tools: [weather], toolChoice: 'none' })).length, 0);
+});
+
+test('parallel tool calls: two matched tools get indexes 0 and 1', async () => {
+  const messages = user('Check the weather in Paris and book a flight to Paris');
+  const both = callsOf(await chat({ messages, tools: [weather, booking], parallelToolCalls: true }));
+  assert.deepEqual(both.map((c) => c.name).sort(), ['book_flight', 'get_weather']);
+  const one = callsOf(await chat({ messages, tools: [weather, booking], parallelToolCalls: false }));
+  assert.equal(one.length, 1);
+});
+
+test('after a tool result, answers in text using it', async () => {
+  const events = await chat({
+    messages: [
+      ...user("What's the weather in Paris?"),
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: '{"location":"Paris"}' }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"temperature":21,"sky":"clear"}' },
+    ],
+    tools: [weather],
+  });
+  assert.equal(textOf(events), 'The tool returned: {"temperature":21,"sky":"clear"}');
+  assert.equal(finishOf(events), 'stop');
+});
+
+test('maxTokens can cut a tool call short (finish length)', async () => {
+  const events = await chat({ messages: user('weather in Paris'), tools: [weather], toolChoice: 'required', maxTokens: 6 });
+  assert.equal(finishOf(events), 'length');
+  assert.equal(usageOf(events).outputTokens, 6);
+});
+
+// --- Response formats -----------------------------------------------------------
+
+const SCHEMAS: Record<string, Record<string, unknown>> = {
+  answer: { type: 'object', properties: { answer: { type: 'number' }, explanation: { type: 'string' } }, required: ['answer', 'explanation'], additionalProperties: false },
+  nested: {
+    $defs: { step: { type: 'object', properties: { explanation: { type: 'string' }, output: { type: 'string' } }, required: ['explanation', 'output'], additionalProperties: false } },
+    type: 'object',
+    properties: { steps: { type: 'array', items: { $ref: '#/$defs/step' }, minItems: 2 }, final_answer: { type: 'string' }, mood: { enum: ['happy', 'sad'] } },
+    required: ['steps', 'final_answer', 'mood'],
+    additionalProperties: false,
+  },
+  list: { type: 'array', items: { type: 'integer', minimum: 3 }, minItems: 2, uniqueItems: true },
+};
+
+test('json_schema output validates against the schema', async () => {
+  for (const [name, schema] of Object.entries(SCHEMAS)) {
+    const events = await chat({ messages: user('What is 12 * 7?'), responseFormat: { type: 'json_schema', name, schema, strict: true } });
+    const value = JSON.parse(textOf(events));
+    assert.ok(ajv.validate(schema, value), `${name}: ${textOf(events)} ${JSON.stringify(ajv.errors)}`);
+  }
+  const events = await chat({ messages: user('What is 12 * 7?'), responseFormat: { type: 'json_schema', name: 'answer', schema: SCHEMAS.answer! } });
+  assert.equal(JSON.parse(textOf(events)).answer, 84, 'a numeric answer property gets the computed value');
+});
+
+test('json_object output is a JSON object', async () => {
+  const events = await chat({ messages: user('who are you'), responseFormat: { type: 'json_object' } });
+  const value = JSON.parse(textOf(events));
+  assert.equal(typeof value, 'object');
+  assert.match(value.answer, /offline engine/);
+});
+
+// --- Logprobs -------------------------------------------------------------------
+
+test('logprobs: one entry per token, chosen token most likely, sorted distinct alternatives summing to <= 1', async () => {
+  for (const topLogprobs of [0, 1, 5, 20]) {
+    const events = await chat({ messages: user('Say exactly: Hello 🎉 world, this is a test.'), logprobs: true, topLogprobs, temperature: 1.5 });
+    let entries = 0;
+    for (const e of of(events, 'text')) {
+      assert.ok(e.logprobs && e.logprobs.length > 0);
+      assert.deepEqual(e.logprobs.flatMap((l) => l.bytes ?? []), [...Buffer.from(e.delta)], 'bytes are the token bytes');
+      for (const lp of e.logprobs) {
+        entries++;
+        assert.ok(Number.isFinite(lp.logprob) && lp.logprob <= 0);
+        assert.equal(lp.top_logprobs.length, topLogprobs);
+        const tokens = lp.top_logprobs.map((x) => x.token);
+        assert.equal(new Set(tokens).size, tokens.length, 'distinct tokens');
+        for (let i = 1; i < lp.top_logprobs.length; i++) assert.ok(lp.top_logprobs[i - 1]!.logprob >= lp.top_logprobs[i]!.logprob, 'sorted');
+        for (const alt of lp.top_logprobs) {
+          assert.ok(Number.isFinite(alt.logprob) && alt.logprob <= lp.logprob);
+          if (!alt.token.startsWith('bytes:')) assert.deepEqual(alt.bytes, [...Buffer.from(alt.token)]);
+        }
+        assert.ok(lp.top_logprobs.reduce((s, x) => s + Math.exp(x.logprob), 0) <= 1 + 1e-12);
+      }
+    }
+    assert.equal(entries, usageOf(events).outputTokens);
+  }
+  const plain = await chat({ messages: user('hello') });
+  assert.ok(of(plain, 'text').every((e) => e.logprobs === undefined), 'no logprobs unless asked');
+});
+
+test('asking for logprobs does not change the text', async () => {
+  const messages = user('Tell me about the river near my town.');
+  assert.equal(textOf(await chat({ messages, seed: 5, logprobs: true, topLogprobs: 3 })), textOf(await chat({ messages, seed: 5 })));
+});
+
+// --- Reasoning ------------------------------------------------------------------
+
+test('agent-think streams reasoning before the answer and counts it', async () => {
+  const events = await chat({ model: 'agent-think', messages: user('What is 12 * 7?') });
+  const firstOther = events.findIndex((e) => e.type !== 'reasoning');
+  const reasoning = of(events, 'reasoning');
+  assert.ok(reasoning.length > 5);
+  assert.ok(events.slice(0, firstOther).every((e) => e.type === 'reasoning'), 'reasoning comes first');
+  assert.ok(events.slice(firstOther).every((e) => e.type !== 'reasoning'));
+  const thought = reasoning.map((e) => e.delta).join('');
+  assert.match(thought, /12 \* 7/);
+  const usage = usageOf(events);
+  assert.equal(usage.reasoningTokens, encode(thought).length);
+  assert.equal(usage.outputTokens, encode(thought).length + encode(textOf(events)).length);
+  assert.match(textOf(events), /84/);
+});
+
+test('reasoning effort: none gives no reasoning, low < medium < high', async () => {
+  const messages = user('What is 12 * 7?');
+  const none = await chat({ model: 'agent-think', messages, reasoningEffort: 'none' });
+  assert.equal(of(none, 'reasoning').length, 0);
+  assert.equal(usageOf(none).reasoningTokens, 0);
+  const sizes = [];
+  for (const reasoningEffort of ['low', 'medium', 'high'] as const) {
+    sizes.push(usageOf(await chat({ model: 'agent-think', messages, reasoningEffort })).reasoningTokens!);
+  }
+  assert.ok(sizes[0]! < sizes[1]! && sizes[1]! < sizes[2]!, sizes.join(' < '));
+  assert.equal(of(await chat({ model: 'agent', messages, reasoningEffort: 'high' }), 'reasoning').length, 0, 'agent does not reason');
+});
+
+test('agent-think reasons before tool calls too', async () => {
+  const events = await chat({ model: 'agent-think', messages: user('weather in Paris'), tools: [weather], toolChoice: 'required' });
+  const firstCall = events.findIndex((e) => e.type === 'tool_call');
+  assert.ok(firstCall > 0 && events.slice(0, firstCall).every((e) => e.type === 'reasoning'));
+});
+
+// --- Text completions -----------------------------------------------------------
+
+test('complete(): continues the prompt with usage, stop, maxTokens and seeds', async () => {
+  const events = await complete({ prompt: '2 + 3 =' });
+  assert.equal(textOf(events), ' 5');
+  assertEndsWithUsageThenFinish(events);
+  assert.deepEqual(usageOf(events), { inputTokens: encode('2 + 3 =').length, outputTokens: encode(' 5').length, reasoningTokens: 0 });
+
+  const prompt = 'The river runs past the old mill and the river bends near the town where the mill stands';
+  const a = await complete({ prompt, seed: 1 });
+  assert.deepEqual(await complete({ prompt, seed: 1 }), a);
+  const texts = new Set<string>();
+  for (let seed = 0; seed < 6; seed++) texts.add(textOf(await complete({ prompt, seed })));
+  assert.ok(texts.size > 1);
+
+  const stopped = await complete({ prompt, seed: 1, stop: [' the'] });
+  assert.ok(!textOf(stopped).includes(' the'));
+  const capped = await complete({ prompt, maxTokens: 4 });
+  assert.equal(usageOf(capped).outputTokens, 4);
+  assert.equal(finishOf(capped), 'length');
+});

@@ -1,0 +1,109 @@
+// Streams a plan token by token: reasoning, then text or tool-call
+// fragments, then usage and finish. The token budget (maxTokens) covers all
+// of them, as OpenAI's max_completion_tokens does.
+import type { ChatProvider, ChatRequest, CompletionRequest, FinishReason, ProviderEvent } from '../../types.ts';
+import { clampTop, pieceLogprobs } from './logprobs.ts';
+import { planChat, planCompletion, type Plan } from './plan.ts';
+import { countTokens, toPieces } from './tokens.ts';
+
+/** Give I/O (a client hanging up) a turn every this many pieces; cheaper than a macrotask per token. */
+const PIECES_PER_MACROTASK = 16;
+
+interface EmitOptions {
+  maxTokens: number | undefined;
+  /** Number of top_logprobs, or undefined when logprobs are off. */
+  topLogprobs: number | undefined;
+  temperature: number | undefined;
+}
+
+const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function* emit(makePlan: () => Plan, options: EmitOptions, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  const budget = options.maxTokens ?? Infinity;
+  let used = 0;
+  let reasoningTokens = 0;
+  let sincePause = 0;
+  let finish: FinishReason | undefined;
+
+  /** Counts a piece against the budget; false when it no longer fits. */
+  const take = (tokens: number): boolean => {
+    if (used + tokens > budget) return false;
+    used += tokens;
+    return true;
+  };
+  /** Call after each yield: false means the consumer aborted. */
+  const resume = async (): Promise<boolean> => {
+    if (++sincePause >= PIECES_PER_MACROTASK) {
+      sincePause = 0;
+      await nextMacrotask();
+    }
+    return !signal.aborted;
+  };
+
+  if (signal.aborted) return;
+  // Planned on the first pull, so a failure surfaces inside the stream.
+  const plan = makePlan();
+
+  for (const piece of plan.reasoning ? toPieces(plan.reasoning) : []) {
+    if (!take(piece.tokenIds.length)) {
+      finish = 'length';
+      break;
+    }
+    reasoningTokens += piece.tokenIds.length;
+    yield { type: 'reasoning', delta: piece.text };
+    if (!(await resume())) return;
+  }
+
+  if (finish === undefined && plan.output.kind === 'text') {
+    for (const piece of toPieces(plan.output.text)) {
+      if (!take(piece.tokenIds.length)) {
+        finish = 'length';
+        break;
+      }
+      yield options.topLogprobs === undefined
+        ? { type: 'text', delta: piece.text }
+        : { type: 'text', delta: piece.text, logprobs: pieceLogprobs(piece, options.topLogprobs, plan.logprobRng, options.temperature) };
+      if (!(await resume())) return;
+    }
+  } else if (finish === undefined && plan.output.kind === 'tool_calls') {
+    calls: for (const call of plan.output.calls) {
+      // The function name is output the model emits, so it counts too.
+      if (!take(countTokens(call.name))) {
+        finish = 'length';
+        break;
+      }
+      yield { type: 'tool_call', index: call.index, id: call.id, name: call.name, argumentsDelta: '' };
+      if (!(await resume())) return;
+      for (const piece of toPieces(call.arguments)) {
+        if (!take(piece.tokenIds.length)) {
+          finish = 'length';
+          break calls;
+        }
+        yield { type: 'tool_call', index: call.index, argumentsDelta: piece.text };
+        if (!(await resume())) return;
+      }
+    }
+    finish ??= 'tool_calls';
+  }
+
+  yield { type: 'usage', usage: { inputTokens: plan.inputTokens, outputTokens: used, reasoningTokens } };
+  if (signal.aborted) return;
+  yield { type: 'finish', reason: finish ?? 'stop' };
+}
+
+export function streamChat(request: ChatRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  const topLogprobs = request.logprobs ? clampTop(request.topLogprobs) : undefined;
+  return emit(() => planChat(request), { maxTokens: request.maxTokens, topLogprobs, temperature: request.temperature }, signal);
+}
+
+export function streamCompletion(request: CompletionRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  return emit(() => planCompletion(request), { maxTokens: request.maxTokens, topLogprobs: undefined, temperature: request.temperature }, signal);
+}
+
+export function createOfflineEngine(): ChatProvider {
+  return {
+    name: 'offline',
+    chat: streamChat,
+    complete: streamCompletion,
+  };
+}

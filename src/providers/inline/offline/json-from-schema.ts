@@ -1,0 +1,429 @@
+// Builds a value that validates against a JSON Schema: used for tool-call
+// arguments and `json_schema` response formats. For each node it lists
+// candidates (hints from the conversation first, then safe defaults) and
+// keeps the first one the checker accepts.
+import { deepEqual, isSchemaObject, jsonType, matches, resolveRef, type JsonSchema } from './schema-check.ts';
+import { stringFromPattern } from './string-from-pattern.ts';
+
+/** What the conversation suggests for a property; see hints.ts. */
+export interface Hints {
+  /** Candidate values for a property of this name, best first. */
+  forProperty(name: string, schema: JsonSchema): unknown[];
+  /** Whether the conversation mentions this word or phrase. */
+  mentions(text: string): boolean;
+}
+
+const NO_HINTS: Hints = { forProperty: () => [], mentions: () => false };
+
+export function generateFromSchema(schema: unknown, hints: Hints = NO_HINTS): unknown {
+  return new SchemaValueGenerator(schema, hints).value(schema, { depth: 0, refs: [], variant: 0, name: undefined });
+}
+
+interface Ctx {
+  depth: number;
+  /** $refs entered on the way here, to spot recursion. */
+  refs: readonly string[];
+  /** >0 asks for a different value than variant 0 (for uniqueItems). */
+  variant: number;
+  /** Property name this value is for, if any (the key for hints). */
+  name: string | undefined;
+  /** An extra test scalar candidates must pass (a oneOf must match exactly one branch). */
+  accept?: (value: unknown) => boolean;
+}
+
+/** Past this depth: no optional properties, empty arrays, null branches first. */
+const OPTIONAL_DEPTH = 3;
+const MAX_DEPTH = 6;
+/** A schema that requires infinite nesting gets null here. */
+const HARD_DEPTH = 24;
+
+const MIN_KEYS = ['minimum', 'minLength', 'minItems', 'minProperties', 'minContains'];
+const MAX_KEYS = ['maximum', 'maxLength', 'maxItems', 'maxProperties', 'maxContains'];
+
+class SchemaValueGenerator {
+  constructor(
+    private readonly root: unknown,
+    private readonly hints: Hints,
+  ) {}
+
+  value(schema: unknown, ctx: Ctx): unknown {
+    if (ctx.depth > HARD_DEPTH) return null;
+    const { flat, refs } = this.flatten(schema, ctx.refs);
+    if (flat === false) return null;
+    if (flat === true) return this.anyValue(ctx);
+    const c: Ctx = { ...ctx, refs };
+    if ('const' in flat) return flat.const;
+    if (Array.isArray(flat.enum) && flat.enum.length > 0) return this.fromEnum(flat, flat.enum, c);
+    if (Array.isArray(flat.anyOf) || Array.isArray(flat.oneOf)) return this.fromBranches(flat, c);
+    switch (this.chooseType(flat, c)) {
+      case 'object':
+        return this.object(flat, c);
+      case 'array':
+        return this.array(flat, c);
+      case 'string':
+        return this.string(flat, c);
+      case 'integer':
+        return this.number(flat, true, c);
+      case 'number':
+        return this.number(flat, false, c);
+      case 'boolean':
+        return this.boolean(flat, c);
+      case 'null':
+        return null;
+      default:
+        return this.anyValue(c);
+    }
+  }
+
+  // --- $ref and allOf become one plain schema --------------------------------
+
+  private flatten(schema: unknown, refs: readonly string[]): { flat: JsonSchema | boolean; refs: readonly string[] } {
+    let cur: unknown = schema;
+    let stack = refs;
+    for (let guard = 0; guard < 32 && isSchemaObject(cur); guard++) {
+      if (typeof cur.$ref === 'string') {
+        const { $ref, ...rest } = cur;
+        stack = [...stack, $ref];
+        const target = resolveRef(this.root, $ref) ?? true;
+        cur = Object.keys(rest).length > 0 ? this.merge(target, rest, stack) : target;
+      } else if (Array.isArray(cur.allOf)) {
+        const { allOf, ...rest } = cur;
+        cur = allOf.reduce<unknown>((acc, part) => this.merge(acc, part, stack), rest);
+      } else {
+        break;
+      }
+    }
+    if (typeof cur === 'boolean') return { flat: cur, refs: stack };
+    return { flat: isSchemaObject(cur) ? cur : true, refs: stack };
+  }
+
+  /** allOf of two schemas as one: the stricter bound wins, lists combine. */
+  private merge(a: unknown, b: unknown, refs: readonly string[]): JsonSchema | boolean {
+    const fa = this.flatten(a, refs).flat;
+    const fb = this.flatten(b, refs).flat;
+    if (fa === false || fb === false) return false;
+    if (fa === true) return fb;
+    if (fb === true) return fa;
+    const out: JsonSchema = { ...fa };
+    for (const [key, bv] of Object.entries(fb)) {
+      const av = out[key];
+      if (av === undefined) {
+        out[key] = bv;
+      } else if (key === 'properties' && isSchemaObject(av) && isSchemaObject(bv)) {
+        const props: JsonSchema = { ...av };
+        for (const [k, v] of Object.entries(bv)) setOwn(props, k, Object.hasOwn(av, k) ? { allOf: [av[k], v] } : v);
+        out[key] = props;
+      } else if (key === 'required' && Array.isArray(av) && Array.isArray(bv)) {
+        out[key] = [...new Set([...av, ...bv])];
+      } else if (key === 'type') {
+        const ta = Array.isArray(av) ? av : [av];
+        const tb = Array.isArray(bv) ? bv : [bv];
+        const both = ta.flatMap((t) => (tb.includes(t) ? [t] : t === 'number' && tb.includes('integer') ? ['integer'] : t === 'integer' && tb.includes('number') ? ['integer'] : []));
+        out[key] = both.length > 0 ? both : bv;
+      } else if (key === 'enum' && Array.isArray(av) && Array.isArray(bv)) {
+        const both = av.filter((x) => bv.some((y) => deepEqual(x, y)));
+        out[key] = both.length > 0 ? both : bv;
+      } else if (MIN_KEYS.includes(key) && typeof av === 'number' && typeof bv === 'number') {
+        out[key] = Math.max(av, bv);
+      } else if (MAX_KEYS.includes(key) && typeof av === 'number' && typeof bv === 'number') {
+        out[key] = Math.min(av, bv);
+      } else if (key === 'additionalProperties') {
+        out[key] = av === false || bv === false ? false : { allOf: [av, bv] };
+      } else if (key === 'items' && isSchemaObject(av) && isSchemaObject(bv)) {
+        out[key] = { allOf: [av, bv] };
+      } else if (key !== 'anyOf' && key !== 'oneOf') {
+        out[key] = bv; // annotations and the like; for anyOf/oneOf keep the first
+      }
+    }
+    return out;
+  }
+
+  // --- Choices ---------------------------------------------------------------
+
+  private fromEnum(flat: JsonSchema, options: unknown[], ctx: Ctx): unknown {
+    const hinted = ctx.name ? this.hints.forProperty(ctx.name, flat) : [];
+    const candidates = [
+      ...options.filter((o) => hinted.some((h) => deepEqual(h, o) || (typeof h === 'string' && typeof o === 'string' && h.toLowerCase() === o.toLowerCase()))),
+      ...options.filter((o) => typeof o === 'string' && this.hints.mentions(o)),
+      options[ctx.variant % options.length],
+      ...options,
+    ];
+    return candidates.find((c) => this.fits(flat, c, ctx)) ?? options[0];
+  }
+
+  private fromBranches(flat: JsonSchema, ctx: Ctx): unknown {
+    const key = Array.isArray(flat.anyOf) ? 'anyOf' : 'oneOf';
+    const { [key]: list, ...rest } = flat;
+    const branches = list as unknown[];
+    // A branch that re-enters a $ref being built goes last (it would recurse);
+    // deep down, the simplest branch goes first.
+    const rank = (b: unknown): number => (refersTo(b, ctx.refs) ? 10 : 0) + (ctx.depth >= MAX_DEPTH ? simplicity(b) : 0);
+    const order = [...branches].sort((a, b) => rank(a) - rank(b));
+    const accept = (v: unknown): boolean => matches(flat, v, this.root) && (ctx.accept?.(v) ?? true);
+    let fallback: unknown;
+    let first = true;
+    for (const branch of order) {
+      const v = this.value(this.merge(rest, branch, ctx.refs), { ...ctx, accept });
+      if (first) fallback = v;
+      first = false;
+      if (matches(flat, v, this.root)) return v;
+    }
+    return fallback;
+  }
+
+  private chooseType(flat: JsonSchema, ctx: Ctx): string | undefined {
+    let types: unknown[];
+    if (flat.type !== undefined) types = Array.isArray(flat.type) ? flat.type : [flat.type];
+    else if (flat.properties || flat.required || flat.additionalProperties !== undefined) types = ['object'];
+    else if (flat.items !== undefined || flat.prefixItems !== undefined) types = ['array'];
+    else if (flat.minLength !== undefined || flat.pattern !== undefined || flat.format !== undefined) types = ['string'];
+    else if (flat.minimum !== undefined || flat.maximum !== undefined || flat.multipleOf !== undefined) types = ['number'];
+    else return undefined;
+    if (types.length <= 1) return types[0] as string | undefined;
+    if (ctx.depth >= MAX_DEPTH && types.includes('null')) return 'null';
+    const hinted = ctx.name ? this.hints.forProperty(ctx.name, flat) : [];
+    for (const h of hinted) {
+      const t = jsonType(h);
+      if (types.includes(t)) return t;
+      if (t === 'integer' && types.includes('number')) return 'number';
+    }
+    return (types.find((t) => t !== 'null') ?? 'null') as string;
+  }
+
+  private anyValue(ctx: Ctx): unknown {
+    const hinted = ctx.name ? this.hints.forProperty(ctx.name, {}) : [];
+    return hinted[0] ?? (ctx.variant > 0 ? `example ${ctx.variant + 1}` : 'example');
+  }
+
+  // --- Types -----------------------------------------------------------------
+
+  private object(flat: JsonSchema, ctx: Ctx): Record<string, unknown> {
+    const props = isSchemaObject(flat.properties) ? flat.properties : {};
+    const required = new Set(Array.isArray(flat.required) ? flat.required.filter((k): k is string => typeof k === 'string') : []);
+    const out: Record<string, unknown> = {};
+    const child = (name: string): Ctx => ({ depth: ctx.depth + 1, refs: ctx.refs, variant: ctx.variant, name });
+    for (const [key, propSchema] of Object.entries(props)) {
+      const include =
+        required.has(key) ||
+        (ctx.depth < OPTIONAL_DEPTH && !refersTo(propSchema, ctx.refs)) ||
+        (isSchemaObject(propSchema) && this.hints.forProperty(key, propSchema).length > 0);
+      if (include) setOwn(out, key, this.value(propSchema, child(key)));
+    }
+    const extra = flat.additionalProperties === undefined ? true : flat.additionalProperties;
+    for (const key of required) if (!Object.hasOwn(out, key)) setOwn(out, key, this.value(extra, child(key)));
+    if (typeof flat.minProperties === 'number' && extra !== false) {
+      for (let i = 1; Object.keys(out).length < flat.minProperties && i < 1000; i++) {
+        const key = `property_${i}`;
+        if (!Object.hasOwn(out, key)) setOwn(out, key, this.value(extra, child(key)));
+      }
+    }
+    return out;
+  }
+
+  private array(flat: JsonSchema, ctx: Ctx): unknown[] {
+    const tuple: unknown[] = Array.isArray(flat.prefixItems) ? flat.prefixItems : Array.isArray(flat.items) ? flat.items : [];
+    const rest = Array.isArray(flat.prefixItems) ? flat.items : Array.isArray(flat.items) ? flat.additionalItems : flat.items;
+    const min = typeof flat.minItems === 'number' ? flat.minItems : 0;
+    let max = typeof flat.maxItems === 'number' ? flat.maxItems : Infinity;
+    if (rest === false) max = Math.min(max, tuple.length);
+    // Items that re-enter a $ref being built would nest forever: only the minimum.
+    const wanted = ctx.depth >= MAX_DEPTH || refersTo(flat, ctx.refs) ? 0 : Math.max(tuple.length, 1);
+    const count = Math.min(Math.max(wanted, min), max);
+    const items: unknown[] = [];
+    for (let i = 0; i < count; i++) {
+      const itemSchema = i < tuple.length ? tuple[i] : rest ?? true;
+      let item: unknown;
+      for (let attempt = 0; attempt < 12; attempt++) {
+        item = this.value(itemSchema, { depth: ctx.depth + 1, refs: ctx.refs, variant: ctx.variant + i + attempt * Math.max(count, 1), name: undefined });
+        if (flat.uniqueItems !== true || !items.some((x) => deepEqual(x, item))) break;
+      }
+      items.push(item);
+    }
+    if (flat.contains !== undefined && !items.some((x) => matches(flat.contains, x, this.root))) {
+      const needed = this.value(flat.contains, { depth: ctx.depth + 1, refs: ctx.refs, variant: ctx.variant, name: undefined });
+      if (items.length < max) items.push(needed);
+      else if (items.length > 0) items[items.length - 1] = needed;
+    }
+    return items;
+  }
+
+  private string(flat: JsonSchema, ctx: Ctx): string {
+    const v = ctx.variant;
+    const candidates: string[] = [];
+    if (ctx.name) {
+      for (const h of this.hints.forProperty(ctx.name, flat)) {
+        if (typeof h === 'string') candidates.push(h);
+        else if (typeof h === 'number') candidates.push(String(h));
+      }
+    }
+    if (typeof flat.format === 'string') {
+      const f = formatExample(flat.format, v);
+      if (f !== undefined) candidates.push(f);
+    }
+    if (typeof flat.pattern === 'string') {
+      const p = stringFromPattern(flat.pattern, v);
+      if (p !== undefined) candidates.push(p);
+    }
+    candidates.push(v > 0 ? `example ${v + 1}` : 'example');
+    const ok = candidates.find((c) => this.fits(flat, c, ctx));
+    if (ok !== undefined) return ok;
+    const fitted = candidates.map((c) => fitLength(c, flat, v));
+    return fitted.find((c) => this.fits(flat, c, ctx)) ?? (fitted[fitted.length - 1] as string);
+  }
+
+  private number(flat: JsonSchema, integer: boolean, ctx: Ctx): number {
+    const candidates: number[] = [];
+    if (ctx.name) {
+      for (const h of this.hints.forProperty(ctx.name, flat)) {
+        const n = typeof h === 'number' ? h : typeof h === 'string' && h.trim() !== '' ? Number(h) : NaN;
+        if (Number.isFinite(n)) candidates.push(n);
+      }
+    }
+    candidates.push(1 + ctx.variant, 0);
+    if (!integer) candidates.push(0.5 + ctx.variant); // for "a number but not an integer" (oneOf)
+    let first: number | undefined;
+    for (const c of candidates) {
+      const fitted = fitNumber(c, flat, integer);
+      first ??= fitted;
+      if (this.fits(flat, fitted, ctx)) return fitted;
+    }
+    return first ?? 0;
+  }
+
+  private boolean(flat: JsonSchema, ctx: Ctx): boolean {
+    const hinted = ctx.name ? this.hints.forProperty(ctx.name, flat).find((h) => typeof h === 'boolean') : undefined;
+    const preferred = typeof hinted === 'boolean' ? hinted : ctx.variant % 2 === 1;
+    return this.fits(flat, preferred, ctx) ? preferred : !preferred;
+  }
+
+  private fits(flat: JsonSchema, value: unknown, ctx: Ctx): boolean {
+    return matches(flat, value, this.root) && (ctx.accept?.(value) ?? true);
+  }
+}
+
+// --- Helpers ---------------------------------------------------------------
+
+/** Sets a key even if it is "__proto__", without touching the prototype. */
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Whether a property schema points straight back into a $ref being built. */
+function refersTo(schema: unknown, refs: readonly string[]): boolean {
+  if (!isSchemaObject(schema) || refs.length === 0) return false;
+  if (typeof schema.$ref === 'string' && refs.includes(schema.$ref)) return true;
+  const nested = [schema.items, ...(Array.isArray(schema.anyOf) ? schema.anyOf : []), ...(Array.isArray(schema.oneOf) ? schema.oneOf : [])];
+  return nested.some((n) => isSchemaObject(n) && typeof n.$ref === 'string' && refs.includes(n.$ref));
+}
+
+/** Lower is simpler: null and scalars end a recursion, refs may not. */
+function simplicity(branch: unknown): number {
+  if (!isSchemaObject(branch)) return 1;
+  if (branch.type === 'null') return 0;
+  if (branch.$ref !== undefined || branch.type === 'object' || branch.properties) return 3;
+  if (branch.type === 'array' || branch.items) return 2;
+  return 1;
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+export function formatExample(format: string, v: number): string | undefined {
+  switch (format) {
+    case 'date':
+      return `2024-01-${pad(1 + (v % 28), 2)}`;
+    case 'date-time':
+      return `2024-01-${pad(1 + (v % 28), 2)}T12:00:00Z`;
+    case 'time':
+      return `12:00:${pad(v % 60, 2)}Z`;
+    case 'email':
+    case 'idn-email':
+      return v > 0 ? `user${v + 1}@example.com` : 'user@example.com';
+    case 'uri':
+    case 'url':
+    case 'iri':
+    case 'uri-reference':
+    case 'iri-reference':
+      return v > 0 ? `https://example.com/${v + 1}` : 'https://example.com/';
+    case 'uuid':
+      return `00000000-0000-4000-8000-${pad(v, 12)}`;
+    case 'hostname':
+    case 'idn-hostname':
+      return v > 0 ? `host${v + 1}.example.com` : 'example.com';
+    case 'ipv4':
+      return `192.0.2.${1 + (v % 254)}`;
+    case 'ipv6':
+      return `2001:db8::${(v + 1).toString(16)}`;
+    case 'duration':
+      return `P${v + 1}D`;
+    case 'json-pointer':
+      return `/example${v > 0 ? v + 1 : ''}`;
+    case 'relative-json-pointer':
+      return String(v);
+    case 'regex':
+      return v > 0 ? `^example${v + 1}$` : '^example$';
+    case 'byte':
+      return Buffer.from(v > 0 ? `example ${v + 1}` : 'example').toString('base64');
+    default:
+      return undefined;
+  }
+}
+
+function fitLength(s: string, flat: JsonSchema, variant: number): string {
+  let chars = [...s];
+  const min = typeof flat.minLength === 'number' ? flat.minLength : 0;
+  const max = typeof flat.maxLength === 'number' ? flat.maxLength : Infinity;
+  if (chars.length > max) chars = chars.slice(0, max);
+  const filler = String.fromCharCode(97 + (variant % 26));
+  while (chars.length < min) chars.push(filler);
+  return chars.join('');
+}
+
+interface Bound {
+  value: number;
+  exclusive: boolean;
+}
+
+function bound(flat: JsonSchema, side: 'min' | 'max'): Bound | undefined {
+  const inclusiveKey = side === 'min' ? 'minimum' : 'maximum';
+  const exclusiveKey = side === 'min' ? 'exclusiveMinimum' : 'exclusiveMaximum';
+  const found: Bound[] = [];
+  const inc = flat[inclusiveKey];
+  const exc = flat[exclusiveKey];
+  if (typeof inc === 'number') found.push({ value: inc, exclusive: exc === true }); // draft-04 boolean form
+  if (typeof exc === 'number') found.push({ value: exc, exclusive: true });
+  if (found.length === 0) return undefined;
+  // The stricter bound wins.
+  return found.reduce((a, b) => {
+    if (a.value === b.value) return a.exclusive ? a : b;
+    return (side === 'min' ? b.value > a.value : b.value < a.value) ? b : a;
+  });
+}
+
+/** Moves a number into range, onto an integer, onto a multipleOf step. */
+export function fitNumber(candidate: number, flat: JsonSchema, integer: boolean): number {
+  const lo = bound(flat, 'min');
+  const hi = bound(flat, 'max');
+  const inRange = (x: number): boolean =>
+    (!lo || (lo.exclusive ? x > lo.value : x >= lo.value)) && (!hi || (hi.exclusive ? x < hi.value : x <= hi.value));
+  let v = candidate;
+  if (!inRange(v)) {
+    if (lo && hi) v = !lo.exclusive ? lo.value : !hi.exclusive ? hi.value : (lo.value + hi.value) / 2;
+    else if (lo) v = lo.exclusive ? lo.value + 1 : lo.value;
+    else if (hi) v = hi.exclusive ? hi.value - 1 : hi.value;
+  }
+  if (integer && !Number.isInteger(v)) v = inRange(Math.ceil(v)) ? Math.ceil(v) : Math.floor(v);
+  const step = flat.multipleOf;
+  if (typeof step === 'number' && step > 0) {
+    const base = Math.round(v / step);
+    for (let d = 0; d <= 200; d++) {
+      for (const k of d === 0 ? [base] : [base + d, base - d]) {
+        const x = Number.parseFloat((k * step).toPrecision(15));
+        const q = x / step;
+        if (inRange(x) && q === Number.parseInt(String(q), 10) && (!integer || Number.isInteger(x))) return x;
+      }
+    }
+  }
+  return v;
+}

@@ -1,0 +1,100 @@
+// Which function tools to call, and with what arguments. A tool matches when
+// words of its name (split on _ and camelCase) or significant words of its
+// description appear in the last user message.
+import type { FunctionTool, ToolChoice } from '../../types.ts';
+import { findArithmetic } from './arithmetic.ts';
+import { createHints, splitName } from './hints.ts';
+import { generateFromSchema } from './json-from-schema.ts';
+import { randomId, type Rng } from './rng.ts';
+
+export interface PlannedCall {
+  index: number;
+  id: string;
+  name: string;
+  /** Compact JSON text of the arguments. */
+  arguments: string;
+}
+
+/** Name words that say nothing about what a tool is for. */
+const GENERIC_NAME_WORDS = new Set(
+  'get set fetch retrieve do run make call tool tools function func api data info information the a an of for to by and or with current my new from in on is handle process perform execute util utils helper'.split(' '),
+);
+const STOPWORDS = new Set(
+  'about above after again against also among another any are because been before being below between both but can cannot could does doing down during each either else ever every from further given have having here into itself just like more most much must need only other over same should some such than that their them then there these they this those through under until upon used uses using very want what when where which while will with within without would your yours returns return gets given specified provided current user users value values function tool call calls data information info based specific optional required parameter parameters result results'.split(' '),
+);
+const MATH_TOOL = /calc|math|arithmetic|comput|evaluat|expression/i;
+
+/** A crude stem so "files" matches "file" and "searching" matches "search". */
+export function stem(word: string): string {
+  const w = word.toLowerCase().replace(/['’]s$/, '');
+  if (w.length > 5 && w.endsWith('ing')) return w.slice(0, -3);
+  if (w.length > 4 && w.endsWith('ies')) return w.slice(0, -3) + 'y';
+  if (w.length > 4 && w.endsWith('es') && /(ch|sh|x|ss)es$/.test(w)) return w.slice(0, -2);
+  if (w.length > 4 && w.endsWith('ed')) return w.slice(0, -2);
+  if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) return w.slice(0, -1);
+  return w;
+}
+
+function messageStems(message: string): Set<string> {
+  return new Set((message.match(/[\p{L}\p{N}]+/gu) ?? []).map(stem));
+}
+
+/** How well a tool fits a message: 2 per name word, 1 per description word. */
+export function scoreTool(tool: FunctionTool, message: string): number {
+  const said = messageStems(message);
+  let score = 0;
+  for (const w of new Set(splitName(tool.name).filter((w) => !GENERIC_NAME_WORDS.has(w)).map(stem))) {
+    if (said.has(w)) score += 2;
+  }
+  const descWords = (tool.description ?? '').match(/[\p{L}]+/gu) ?? [];
+  for (const w of new Set(descWords.map((w) => w.toLowerCase()).filter((w) => w.length >= 4 && !STOPWORDS.has(w)).map(stem))) {
+    if (said.has(w)) score += 1;
+  }
+  if (findArithmetic(message) && (MATH_TOOL.test(tool.name) || MATH_TOOL.test(tool.description ?? ''))) score += 3;
+  return score;
+}
+
+/** Score at which `auto` decides a tool is what the user asks for. */
+export const AUTO_THRESHOLD = 2;
+
+export interface ToolPlanInput {
+  tools: readonly FunctionTool[];
+  toolChoice: ToolChoice;
+  parallelToolCalls: boolean;
+  /** The last user message's text. */
+  message: string;
+  /** True when the conversation ends with tool results: `auto` then answers. */
+  afterToolResult: boolean;
+}
+
+export function chooseTools(input: ToolPlanInput): FunctionTool[] {
+  const { tools, toolChoice, message } = input;
+  if (tools.length === 0 || toolChoice === 'none') return [];
+  if (typeof toolChoice === 'object') {
+    const named = tools.find((t) => t.name === toolChoice.name);
+    return named ? [named] : [];
+  }
+  if (toolChoice === 'auto' && input.afterToolResult) return [];
+  const ranked = tools
+    .map((tool, order) => ({ tool, order, score: scoreTool(tool, message) }))
+    .sort((a, b) => b.score - a.score || a.order - b.order);
+  const matched = ranked.filter((r) => r.score >= AUTO_THRESHOLD);
+  const picked = matched.slice(0, input.parallelToolCalls ? 2 : 1).map((r) => r.tool);
+  if (picked.length === 0 && toolChoice === 'required') return [ranked[0]!.tool];
+  return picked;
+}
+
+export function planToolCalls(input: ToolPlanInput, rng: Rng): PlannedCall[] {
+  const arithmetic = findArithmetic(input.message);
+  return chooseTools(input).map((tool, index) => {
+    // Fresh hints per call, so each call reads the message from the start.
+    const hints = createHints(input.message, arithmetic ? { expression: arithmetic.expression } : {});
+    const schema = tool.parameters ?? { type: 'object', properties: {} };
+    return {
+      index,
+      id: randomId(rng, 'call_'),
+      name: tool.name,
+      arguments: JSON.stringify(generateFromSchema(schema, hints) ?? {}),
+    };
+  });
+}

@@ -1,0 +1,226 @@
+// Upstream configuration: environment variables (and an optional JSON file with the
+// same keys in camelCase) parsed into one typed, validated object at start-up.
+// A bad value throws an Error naming the variable, so start-up can print it and exit.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { ChatModel } from '../../../contract/models.ts';
+import type { Usage } from '../../types.ts';
+
+export interface Price {
+  /** USD per million input (prompt) tokens */
+  inputPerMTok: number;
+  /** USD per million output (completion, reasoning included) tokens */
+  outputPerMTok: number;
+}
+
+export interface UpstreamConfig {
+  /** e.g. http://127.0.0.1:8000/v1, no trailing slash */
+  baseUrl: string;
+  /** Non-enumerable: JSON.stringify, util.inspect and loggers do not see it. */
+  readonly apiKey?: string;
+  /** Upstream model name behind each of our model ids. */
+  models: Record<ChatModel, string>;
+  prices: Record<ChatModel, Price>;
+  /** Non-enumerable, like apiKey: extra headers often carry credentials too. */
+  readonly headers: Record<string, string>;
+  /** Whole call, retries and streaming included. */
+  timeoutMs: number;
+  /** From sending the request to the first byte of the response body. */
+  connectTimeoutMs: number;
+  maxRetries: number;
+  /** Upstream model names that accept `reasoning_effort` (and `max_completion_tokens`). */
+  reasoningModels: string[];
+}
+
+// One row per setting: the environment name and the config-file key.
+const KEYS = {
+  baseUrl: 'UPSTREAM_BASE_URL',
+  apiKey: 'UPSTREAM_API_KEY',
+  modelAgent: 'UPSTREAM_MODEL_AGENT',
+  modelAgentThink: 'UPSTREAM_MODEL_AGENT_THINK',
+  priceInputPerMtok: 'UPSTREAM_PRICE_INPUT_PER_MTOK',
+  priceOutputPerMtok: 'UPSTREAM_PRICE_OUTPUT_PER_MTOK',
+  priceInputPerMtokThink: 'UPSTREAM_PRICE_INPUT_PER_MTOK_THINK',
+  priceOutputPerMtokThink: 'UPSTREAM_PRICE_OUTPUT_PER_MTOK_THINK',
+  headers: 'UPSTREAM_HEADERS',
+  timeoutMs: 'UPSTREAM_TIMEOUT_MS',
+  connectTimeoutMs: 'UPSTREAM_CONNECT_TIMEOUT_MS',
+  maxRetries: 'UPSTREAM_MAX_RETRIES',
+  reasoningModels: 'UPSTREAM_REASONING_MODELS',
+} as const;
+type Key = keyof typeof KEYS;
+
+// --- field schemas (each accepts an env string or a config-file JSON value) ---
+
+const numeric = (inner: z.ZodNumber) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v.trim()) : v), inner);
+
+const price = numeric(
+  z.number({ error: 'must be a number' }).finite('must be a finite number').min(0, 'must not be negative'),
+);
+const positiveInt = numeric(
+  z.number({ error: 'must be a number' }).int('must be an integer').positive('must be greater than 0'),
+);
+const retries = numeric(
+  z.number({ error: 'must be a number' }).int('must be an integer').min(0, 'must not be negative').max(10, 'must be at most 10'),
+);
+const name = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty');
+
+const baseUrl = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, { error: 'must be an http:// or https:// URL', abort: true })
+  // fetch refuses URLs with user:password@, and they would leak into logs: use the key or headers.
+  .refine((s) => {
+    const u = new URL(s);
+    return u.username === '' && u.password === '';
+  }, 'must not contain credentials (use UPSTREAM_API_KEY or UPSTREAM_HEADERS)')
+  .transform((s) => s.replace(/\/+$/, ''));
+
+// RFC 9110 token: fetch rejects anything else, better to fail at start-up.
+const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const headers = z
+  .preprocess(
+    (v) => {
+      if (typeof v !== 'string') return v;
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        return Symbol('invalid JSON'); // fails the object check below with our message
+      }
+    },
+    z.record(z.string(), z.string({ error: 'header values must be strings' }), {
+      error: 'must be a JSON object of header names to string values',
+    }),
+  )
+  .refine((h) => Object.keys(h).every((k) => headerName.test(k)), 'contains an invalid header name')
+  .refine((h) => Object.values(h).every((v) => !/[\r\n\0]/.test(v)), 'contains an invalid header value');
+
+const modelList = z
+  .union([z.string(), z.array(z.string())], { error: 'must be a comma-separated list of model names' })
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s !== ''));
+
+const FIELDS = {
+  baseUrl,
+  apiKey: name,
+  modelAgent: name,
+  modelAgentThink: name,
+  priceInputPerMtok: price,
+  priceOutputPerMtok: price,
+  priceInputPerMtokThink: price,
+  priceOutputPerMtokThink: price,
+  headers,
+  timeoutMs: positiveInt,
+  connectTimeoutMs: positiveInt,
+  maxRetries: retries,
+  reasoningModels: modelList,
+} satisfies Record<Key, z.ZodType>;
+
+type Parsed = { [K in Key]?: z.output<(typeof FIELDS)[K]> };
+
+// --- loading ---------------------------------------------------------------
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`UPSTREAM_CONFIG_FILE: cannot read ${path}: ${(err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new Error(`UPSTREAM_CONFIG_FILE: ${path} is not valid JSON`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new Error(`UPSTREAM_CONFIG_FILE: ${path} must contain a JSON object`);
+  }
+  // A misspelt key would otherwise be silently ignored.
+  for (const key of Object.keys(data)) {
+    if (!(key in KEYS)) throw new Error(`UPSTREAM_CONFIG_FILE: unknown key "${key}" in ${path}`);
+  }
+  return data as Record<string, unknown>;
+}
+
+function pickRaw(env: NodeJS.ProcessEnv, file: Record<string, unknown>, key: Key): { value: unknown; from: string } | undefined {
+  const envValue = env[KEYS[key]];
+  // An empty variable counts as unset (docker-compose `FOO=`), except the
+  // reasoning-model list, where empty explicitly means "no reasoning models".
+  if (envValue !== undefined && (envValue.trim() !== '' || key === 'reasoningModels')) {
+    return { value: envValue, from: KEYS[key] };
+  }
+  if (file[key] !== undefined && file[key] !== null) {
+    return { value: file[key], from: `${KEYS[key]} (${key} in UPSTREAM_CONFIG_FILE)` };
+  }
+  return undefined;
+}
+
+function parseAll(env: NodeJS.ProcessEnv, file: Record<string, unknown>): Parsed {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(KEYS) as Key[]) {
+    const raw = pickRaw(env, file, key);
+    if (!raw) continue;
+    const result = FIELDS[key].safeParse(raw.value);
+    if (!result.success) {
+      // Values are never echoed: some of them (key, headers, URL userinfo) are secrets.
+      throw new Error(`${raw.from}: ${result.error.issues[0]?.message ?? 'invalid value'}`);
+    }
+    out[key] = result.data;
+  }
+  return out as Parsed;
+}
+
+/**
+ * Reads the upstream configuration. Returns undefined when no base URL is set
+ * (the offline engine is used then); throws an Error naming the variable when a
+ * value is invalid.
+ */
+export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | undefined {
+  const filePath = env.UPSTREAM_CONFIG_FILE?.trim();
+  const file = filePath ? readConfigFile(filePath) : {};
+  const p = parseAll(env, file);
+  if (p.baseUrl === undefined) return undefined;
+  if (p.modelAgent === undefined) {
+    throw new Error('UPSTREAM_MODEL_AGENT: required when UPSTREAM_BASE_URL is set (the upstream model name behind "agent")');
+  }
+
+  const agentModel = p.modelAgent;
+  const thinkModel = p.modelAgentThink ?? agentModel;
+  const agentPrice: Price = { inputPerMTok: p.priceInputPerMtok ?? 0, outputPerMTok: p.priceOutputPerMtok ?? 0 };
+  const config = {
+    baseUrl: p.baseUrl,
+    models: { agent: agentModel, 'agent-think': thinkModel },
+    prices: {
+      agent: agentPrice,
+      'agent-think': {
+        inputPerMTok: p.priceInputPerMtokThink ?? agentPrice.inputPerMTok,
+        outputPerMTok: p.priceOutputPerMtokThink ?? agentPrice.outputPerMTok,
+      },
+    },
+    timeoutMs: p.timeoutMs ?? 120_000,
+    connectTimeoutMs: p.connectTimeoutMs ?? 30_000,
+    maxRetries: p.maxRetries ?? 2,
+    reasoningModels: p.reasoningModels ?? [thinkModel],
+  } as UpstreamConfig;
+  Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
+  Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });
+  return config;
+}
+
+/** The price table entry for one of our model ids. */
+export function priceFor(config: UpstreamConfig, model: ChatModel): Price {
+  return config.prices[model];
+}
+
+/** USD cost of a usage by the price table (used when the upstream reports no cost). */
+export function costFromPrice(price: Price, usage: Usage): number {
+  return (usage.inputTokens * price.inputPerMTok + usage.outputTokens * price.outputPerMTok) / 1_000_000;
+}

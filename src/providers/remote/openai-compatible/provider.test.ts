@@ -1,0 +1,725 @@
+// The provider against a fake upstream (node:http on 127.0.0.1, port 0) that
+// replays recorded-shape streams and records what it was sent.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ServerResponse } from 'node:http';
+import { ProviderError } from '../../types.ts';
+import type { ChatProvider, ChatRequest, ProviderEvent } from '../../types.ts';
+import { loadUpstreamConfig } from './config.ts';
+import type { UpstreamConfig } from './config.ts';
+import { fixture, replaySse, startFakeUpstream } from './fake-upstream.test-support.ts';
+import type { FakeUpstream, Handler, ReplayOptions } from './fake-upstream.test-support.ts';
+import { createOpenAICompatibleProvider } from './provider.ts';
+import type { ProviderOptions } from './provider.ts';
+
+function makeConfig(baseUrl: string, env: Record<string, string> = {}): UpstreamConfig {
+  const config = loadUpstreamConfig({
+    UPSTREAM_BASE_URL: baseUrl,
+    UPSTREAM_MODEL_AGENT: 'small-model',
+    UPSTREAM_MODEL_AGENT_THINK: 'think-model',
+    UPSTREAM_API_KEY: 'sk-test-123',
+    UPSTREAM_HEADERS: '{"X-Title":"agent-api","HTTP-Referer":"https://example.test"}',
+    ...env,
+  });
+  assert.ok(config);
+  return config;
+}
+
+/** Runs a fake upstream for the duration of one test. */
+async function withUpstream<T>(handler: Handler, fn: (up: FakeUpstream) => Promise<T>): Promise<T> {
+  const up = await startFakeUpstream(handler);
+  try {
+    return await fn(up);
+  } finally {
+    await up.close();
+  }
+}
+
+async function collect(iter: AsyncIterable<ProviderEvent>): Promise<{ events: ProviderEvent[]; error?: unknown }> {
+  const events: ProviderEvent[] = [];
+  try {
+    for await (const e of iter) events.push(e);
+    return { events };
+  } catch (error) {
+    return { events, error };
+  }
+}
+
+const ask: ChatRequest = { model: 'agent', messages: [{ role: 'user', content: 'What is the weather in Paris?' }] };
+
+function provider(up: FakeUpstream, env: Record<string, string> = {}, options: ProviderOptions = {}): ChatProvider {
+  return createOpenAICompatibleProvider(makeConfig(up.baseUrl, env), options);
+}
+
+// Writes headers and the given SSE text, then keeps the response open.
+function startStream(res: ServerResponse, text: string): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(text);
+}
+
+const content = (text: string) =>
+  `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`;
+
+// --- fixture replays -------------------------------------------------------
+
+const FIXTURES: { file: string; events: ProviderEvent[]; error?: RegExp; status?: number; kind?: 'complete' }[] = [
+  {
+    file: 'openai-text-logprobs.sse',
+    events: [
+      {
+        type: 'text',
+        delta: 'Hello',
+        logprobs: [
+          {
+            token: 'Hello',
+            logprob: -0.0012,
+            bytes: [72, 101, 108, 108, 111],
+            top_logprobs: [
+              { token: 'Hello', logprob: -0.0012, bytes: [72, 101, 108, 108, 111] },
+              { token: 'Hi', logprob: -6.75, bytes: [72, 105] },
+            ],
+          },
+        ],
+      },
+      {
+        type: 'text',
+        delta: ' wörld',
+        logprobs: [{ token: ' wörld', logprob: -0.5, bytes: [32, 119, 195, 182, 114, 108, 100], top_logprobs: [] }],
+      },
+      { type: 'usage', usage: { inputTokens: 19, outputTokens: 2, reasoningTokens: 0, cachedInputTokens: 0 } },
+      { type: 'finish', reason: 'stop' },
+    ],
+  },
+  {
+    file: 'openai-tool-calls.sse',
+    events: [
+      { type: 'tool_call', index: 0, id: 'call_Qx7LwY0b4nKp1sVt9Hc2Ezr3', name: 'get_weather', argumentsDelta: '' },
+      { type: 'tool_call', index: 0, argumentsDelta: '{"ci' },
+      { type: 'tool_call', index: 0, argumentsDelta: 'ty": "Par' },
+      { type: 'tool_call', index: 0, argumentsDelta: 'is"}' },
+      { type: 'tool_call', index: 1, id: 'call_Zr8MkT2c5oLq0uWu1Jd3Fas4', name: 'get_time', argumentsDelta: '' },
+      { type: 'tool_call', index: 1, argumentsDelta: '{"tz": "Europe/Paris"}' },
+      { type: 'usage', usage: { inputTokens: 82, outputTokens: 47, reasoningTokens: 0, cachedInputTokens: 64 } },
+      { type: 'finish', reason: 'tool_calls' },
+    ],
+  },
+  {
+    file: 'vllm-reasoning-tool.sse',
+    events: [
+      { type: 'reasoning', delta: 'The user' },
+      { type: 'reasoning', delta: ' asks about Paris weather.' },
+      { type: 'text', delta: '\n\n' },
+      {
+        type: 'tool_call',
+        index: 0,
+        id: 'chatcmpl-tool-9c1d7e5f3a2b4c6d8e0f1a2b3c4d5e6f',
+        name: 'get_weather',
+        argumentsDelta: '{"city": "Paris", "unit": "celsius"}',
+      },
+      { type: 'usage', usage: { inputTokens: 176, outputTokens: 65 } },
+      { type: 'finish', reason: 'tool_calls' },
+    ],
+  },
+  {
+    file: 'vllm-usage-in-last-choice.sse',
+    events: [
+      { type: 'text', delta: 'Four' },
+      { type: 'text', delta: '.' },
+      { type: 'usage', usage: { inputTokens: 25, outputTokens: 2 } },
+      { type: 'finish', reason: 'length' },
+    ],
+  },
+  {
+    file: 'ollama-tool-calls.sse',
+    events: [
+      { type: 'reasoning', delta: 'Need the weather' },
+      { type: 'reasoning', delta: ' for Paris.' },
+      { type: 'tool_call', index: 0, id: 'call_w1pq8z3n', name: 'get_weather', argumentsDelta: '{"city":"Paris"}' },
+      { type: 'tool_call', index: 1, id: 'call_b7kd2m0x', name: 'get_time', argumentsDelta: '{"tz":"Europe/Paris"}' },
+      // no usage event: this Ollama sent none, the caller estimates
+      { type: 'finish', reason: 'tool_calls' },
+    ],
+  },
+  {
+    file: 'openrouter-reasoning.sse',
+    events: [
+      { type: 'reasoning', delta: 'Two plus two' },
+      { type: 'reasoning', delta: ' is four.' },
+      { type: 'text', delta: '4' },
+      { type: 'usage', usage: { inputTokens: 12, outputTokens: 41, reasoningTokens: 38, cachedInputTokens: 0 } },
+      { type: 'cost', usd: 0.0000954 },
+      { type: 'finish', reason: 'stop' },
+    ],
+  },
+  {
+    file: 'openrouter-error-mid-stream.sse',
+    events: [{ type: 'text', delta: 'The answer' }],
+    error: /^upstream error mid-stream: Provider disconnected unexpectedly$/,
+    status: 502,
+  },
+  {
+    file: 'vllm-error-mid-stream.sse',
+    events: [{ type: 'text', delta: 'Partial' }],
+    error: /longer than the maximum model length/,
+    status: 400,
+  },
+  {
+    file: 'vllm-completion.sse',
+    kind: 'complete',
+    events: [
+      { type: 'text', delta: ' upon' },
+      { type: 'text', delta: ' a time' },
+      { type: 'usage', usage: { inputTokens: 4, outputTokens: 3 } },
+      { type: 'finish', reason: 'length' },
+    ],
+  },
+];
+
+const REPLAYS: [string, ReplayOptions][] = [
+  ['one write per event', { split: 'event' }],
+  ['7-byte network chunks', { split: 7, delayMs: 0 }],
+  ['\\r\\n line ends in 5-byte chunks', { split: 5, crlf: true, delayMs: 0 }],
+];
+
+describe('fixture streams map to exact events', () => {
+  for (const f of FIXTURES) {
+    for (const [how, replay] of REPLAYS) {
+      it(`${f.file}, ${how}`, async () => {
+        await withUpstream(
+          (_req, res) => replaySse(res, fixture(f.file), replay),
+          async (up) => {
+            const p = provider(up);
+            const signal = new AbortController().signal;
+            const iter = f.kind === 'complete' ? p.complete({ model: 'agent', prompt: 'Once' }, signal) : p.chat(ask, signal);
+            const { events, error } = await collect(iter);
+            assert.deepEqual(events, f.events);
+            if (f.error) {
+              assert.ok(error instanceof ProviderError, String(error));
+              assert.match(error.message, f.error);
+              assert.equal(error.status, f.status);
+            } else {
+              assert.equal(error, undefined);
+            }
+            assert.equal(up.requests.length, 1, 'no retry');
+          },
+        );
+      });
+    }
+  }
+});
+
+// --- request ---------------------------------------------------------------
+
+describe('request', () => {
+  const full: ChatRequest = {
+    model: 'agent-think',
+    messages: [
+      { role: 'developer', content: 'Be helpful.' },
+      {
+        role: 'user',
+        name: 'ann',
+        content: [
+          { type: 'text', text: 'What is in this image?' },
+          { type: 'image_url', url: 'https://example.com/cat.png', detail: 'low' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        reasoning: 'not forwarded',
+        tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+      },
+      { role: 'tool', content: '{"temp":21}', tool_call_id: 'call_1' },
+    ],
+    tools: [
+      {
+        name: 'get_weather',
+        description: 'Weather by city',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        strict: true,
+      },
+    ],
+    toolChoice: { name: 'get_weather' },
+    parallelToolCalls: false,
+    responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true },
+    maxTokens: 256,
+    temperature: 0.3,
+    topP: 0.9,
+    topK: 40,
+    minP: 0.05,
+    topA: 0.2,
+    repetitionPenalty: 1.1,
+    presencePenalty: 0.5,
+    frequencyPenalty: -0.5,
+    logitBias: { '50256': -100 },
+    seed: 42,
+    stop: ['END'],
+    logprobs: true,
+    topLogprobs: 3,
+    reasoningEffort: 'high',
+    verbosity: 'high',
+    user: 'user-123',
+  };
+
+  it('forwards every field, the Authorization header and the extra headers', async () => {
+    await withUpstream(
+      (_req, res) => replaySse(res, fixture('openai-text-logprobs.sse')),
+      async (up) => {
+        await collect(provider(up).chat(full, new AbortController().signal));
+        const [req] = up.requests;
+        assert.ok(req);
+        assert.equal(req.method, 'POST');
+        assert.equal(req.url, '/v1/chat/completions');
+        assert.equal(req.headers.authorization, 'Bearer sk-test-123');
+        assert.equal(req.headers['x-title'], 'agent-api');
+        assert.equal(req.headers['http-referer'], 'https://example.test');
+        assert.equal(req.headers['content-type'], 'application/json');
+        assert.deepEqual(req.body, {
+          model: 'think-model',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [
+            { role: 'system', content: 'Be helpful.\n\nAnswer length: detailed.' },
+            {
+              role: 'user',
+              name: 'ann',
+              content: [
+                { type: 'text', text: 'What is in this image?' },
+                { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } },
+              ],
+            },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+            },
+            { role: 'tool', content: '{"temp":21}', tool_call_id: 'call_1' },
+          ],
+          tools: [
+            {
+              type: 'function',
+              function: {
+                name: 'get_weather',
+                description: 'Weather by city',
+                parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+                strict: true,
+              },
+            },
+          ],
+          tool_choice: { type: 'function', function: { name: 'get_weather' } },
+          parallel_tool_calls: false,
+          response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+          max_tokens: 256,
+          max_completion_tokens: 256,
+          temperature: 0.3,
+          top_p: 0.9,
+          top_k: 40,
+          min_p: 0.05,
+          top_a: 0.2,
+          repetition_penalty: 1.1,
+          presence_penalty: 0.5,
+          frequency_penalty: -0.5,
+          logit_bias: { '50256': -100 },
+          seed: 42,
+          stop: ['END'],
+          logprobs: true,
+          top_logprobs: 3,
+          reasoning_effort: 'high',
+          user: 'user-123',
+        });
+      },
+    );
+  });
+
+  it('drops reasoning_effort (and max_completion_tokens) for a model not listed as reasoning', async () => {
+    await withUpstream(
+      (_req, res) => replaySse(res, fixture('openai-text-logprobs.sse')),
+      async (up) => {
+        await collect(provider(up).chat({ ...full, model: 'agent' }, new AbortController().signal));
+        const body = up.requests[0]?.body;
+        assert.equal(body?.model, 'small-model');
+        assert.equal('reasoning_effort' in (body ?? {}), false);
+        assert.equal('max_completion_tokens' in (body ?? {}), false);
+        assert.equal(body?.max_tokens, 256);
+      },
+    );
+  });
+
+  it('adds the verbosity instruction (low: brief; medium: nothing)', async () => {
+    await withUpstream(
+      (_req, res) => replaySse(res, fixture('openai-text-logprobs.sse')),
+      async (up) => {
+        const p = provider(up);
+        await collect(p.chat({ ...ask, verbosity: 'low' }, new AbortController().signal));
+        await collect(p.chat({ ...ask, verbosity: 'medium' }, new AbortController().signal));
+        assert.deepEqual(up.requests[0]?.body.messages, [
+          { role: 'system', content: 'Answer length: brief.' },
+          { role: 'user', content: 'What is the weather in Paris?' },
+        ]);
+        assert.deepEqual(up.requests[1]?.body.messages, [{ role: 'user', content: 'What is the weather in Paris?' }]);
+      },
+    );
+  });
+
+  it('complete() posts the prompt to /completions', async () => {
+    await withUpstream(
+      (_req, res) => replaySse(res, fixture('vllm-completion.sse')),
+      async (up) => {
+        await collect(provider(up).complete({ model: 'agent', prompt: 'Once', topK: 3, minP: 0.1 }, new AbortController().signal));
+        assert.equal(up.requests[0]?.url, '/v1/completions');
+        assert.deepEqual(up.requests[0]?.body, {
+          model: 'small-model',
+          stream: true,
+          stream_options: { include_usage: true },
+          prompt: 'Once',
+          top_k: 3,
+          min_p: 0.1,
+        });
+      },
+    );
+  });
+
+  it('sends no Authorization header without an API key', async () => {
+    await withUpstream(
+      (_req, res) => replaySse(res, fixture('openai-text-logprobs.sse')),
+      async (up) => {
+        await collect(provider(up, { UPSTREAM_API_KEY: '', UPSTREAM_HEADERS: '' }).chat(ask, new AbortController().signal));
+        assert.equal(up.requests[0]?.headers.authorization, undefined);
+      },
+    );
+  });
+
+  it('UPSTREAM_API_KEY wins over an Authorization in UPSTREAM_HEADERS, which applies without a key', async () => {
+    await withUpstream(
+      (_req, res) => replaySse(res, fixture('openai-text-logprobs.sse')),
+      async (up) => {
+        const headers = '{"Authorization":"Bearer from-headers"}';
+        await collect(provider(up, { UPSTREAM_HEADERS: headers }).chat(ask, new AbortController().signal));
+        await collect(provider(up, { UPSTREAM_HEADERS: headers, UPSTREAM_API_KEY: '' }).chat(ask, new AbortController().signal));
+        assert.equal(up.requests[0]?.headers.authorization, 'Bearer sk-test-123');
+        assert.equal(up.requests[1]?.headers.authorization, 'Bearer from-headers');
+      },
+    );
+  });
+
+  it('reuses the kept-alive connection for the next call', async () => {
+    await withUpstream(
+      (_req, res) => replaySse(res, fixture('openai-text-logprobs.sse')),
+      async (up) => {
+        const p = provider(up);
+        await collect(p.chat(ask, new AbortController().signal));
+        await delay(50); // the first body's tail (after [DONE]) is read off in the background
+        await collect(p.chat(ask, new AbortController().signal));
+        assert.equal(up.requests.length, 2);
+        assert.equal(up.requests[0]?.remotePort, up.requests[1]?.remotePort);
+      },
+    );
+  });
+});
+
+// --- responses that are not streams ----------------------------------------
+
+describe('non-stream answers', () => {
+  it('maps a server that ignores stream: true and answers one JSON object', async () => {
+    await withUpstream(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            object: 'chat.completion',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'Sunny.' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
+          }),
+        );
+      },
+      async (up) => {
+        const { events, error } = await collect(provider(up).chat(ask, new AbortController().signal));
+        assert.equal(error, undefined);
+        assert.deepEqual(events, [
+          { type: 'text', delta: 'Sunny.' },
+          { type: 'usage', usage: { inputTokens: 9, outputTokens: 2 } },
+          { type: 'finish', reason: 'stop' },
+        ]);
+      },
+    );
+  });
+});
+
+// --- errors and retries ----------------------------------------------------
+
+describe('errors and retries', () => {
+  it('retries a 503 before the first byte, then streams', async () => {
+    const started = Date.now();
+    let calls = 0;
+    await withUpstream(
+      (_req, res) => {
+        if (++calls === 1) {
+          res.writeHead(503, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: 'Service overloaded', code: 503 } }));
+          return;
+        }
+        return replaySse(res, fixture('vllm-usage-in-last-choice.sse'));
+      },
+      async (up) => {
+        const { events, error } = await collect(provider(up).chat(ask, new AbortController().signal));
+        assert.equal(error, undefined);
+        assert.equal(up.requests.length, 2);
+        assert.deepEqual(events.at(-1), { type: 'finish', reason: 'length' });
+        assert.ok(Date.now() - started >= 190, 'waited the 200 ms backoff');
+      },
+    );
+  });
+
+  it('gives up after UPSTREAM_MAX_RETRIES with the upstream status and message', async () => {
+    await withUpstream(
+      (_req, res) => {
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
+        res.end(JSON.stringify({ error: { message: 'Rate limit exceeded', code: 429 } }));
+      },
+      async (up) => {
+        const { error } = await collect(provider(up, {}, { retryBaseMs: 5 }).chat(ask, new AbortController().signal));
+        assert.ok(error instanceof ProviderError);
+        assert.equal(error.status, 429);
+        assert.equal(error.message, 'upstream returned 429: Rate limit exceeded');
+        assert.equal(up.requests.length, 3, '1 try + 2 retries');
+      },
+    );
+  });
+
+  it('honours Retry-After, and gives up at once when it points past the deadline', async () => {
+    let calls = 0;
+    await withUpstream(
+      (_req, res) => {
+        if (++calls === 1) {
+          res.writeHead(429, { 'retry-after': '0.3' });
+          res.end();
+          return;
+        }
+        return replaySse(res, fixture('vllm-usage-in-last-choice.sse'));
+      },
+      async (up) => {
+        const started = Date.now();
+        const { error } = await collect(provider(up, {}, { retryBaseMs: 5 }).chat(ask, new AbortController().signal));
+        assert.equal(error, undefined);
+        assert.ok(Date.now() - started >= 290, 'waited for Retry-After');
+        assert.equal(up.requests.length, 2);
+      },
+    );
+    await withUpstream(
+      (_req, res) => {
+        res.writeHead(503, { 'retry-after': '30' });
+        res.end();
+      },
+      async (up) => {
+        const started = Date.now();
+        const { error } = await collect(
+          provider(up, { UPSTREAM_TIMEOUT_MS: '5000' }, { retryBaseMs: 5 }).chat(ask, new AbortController().signal),
+        );
+        assert.ok(error instanceof ProviderError);
+        assert.equal(error.message, 'upstream returned 503: Service Unavailable');
+        assert.ok(Date.now() - started < 1000);
+        assert.equal(up.requests.length, 1);
+      },
+    );
+  });
+
+  it('does not retry a 400 and reports its message', async () => {
+    await withUpstream(
+      (_req, res) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'error', message: 'top_a is not supported', type: 'BadRequestError', code: 400 }));
+      },
+      async (up) => {
+        const { error } = await collect(provider(up, {}, { retryBaseMs: 5 }).chat(ask, new AbortController().signal));
+        assert.ok(error instanceof ProviderError);
+        assert.equal(error.status, 400);
+        assert.equal(error.message, 'upstream returned 400: top_a is not supported');
+        assert.equal(up.requests.length, 1);
+      },
+    );
+  });
+
+  it('retries a refused connection, then fails with ProviderError', async () => {
+    const closed = await startFakeUpstream(() => {});
+    const baseUrl = closed.baseUrl;
+    await closed.close(); // nothing listens there now
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const p = createOpenAICompatibleProvider(makeConfig(baseUrl), { fetch: counting, retryBaseMs: 5 });
+    const { error } = await collect(p.chat(ask, new AbortController().signal));
+    assert.ok(error instanceof ProviderError);
+    assert.match(error.message, /^upstream connection failed: .*ECONNREFUSED/);
+    assert.equal(calls, 3);
+  });
+
+  it('never retries once streaming started: a connection cut mid-stream is a ProviderError', async () => {
+    await withUpstream(
+      async (_req, res) => {
+        startStream(res, content('Hel'));
+        await delay(30);
+        res.destroy();
+      },
+      async (up) => {
+        const { events, error } = await collect(provider(up, {}, { retryBaseMs: 5 }).chat(ask, new AbortController().signal));
+        assert.deepEqual(events, [{ type: 'text', delta: 'Hel' }]);
+        assert.ok(error instanceof ProviderError, String(error));
+        assert.match(error.message, /^upstream stream failed/);
+        assert.equal(error.retryable, false);
+        assert.equal(up.requests.length, 1);
+      },
+    );
+  });
+
+  it('a stream that ends cleanly but unfinished is a ProviderError', async () => {
+    await withUpstream(
+      (_req, res) => {
+        startStream(res, content('Hel'));
+        res.end();
+      },
+      async (up) => {
+        const { events, error } = await collect(provider(up).chat(ask, new AbortController().signal));
+        assert.deepEqual(events, [{ type: 'text', delta: 'Hel' }]);
+        assert.ok(error instanceof ProviderError);
+        assert.match(error.message, /ended before the answer finished/);
+        assert.equal(up.requests.length, 1);
+      },
+    );
+  });
+
+  it('first-byte timeout: an upstream that never answers', async () => {
+    await withUpstream(
+      () => {}, // hold the request
+      async (up) => {
+        const started = Date.now();
+        const { error } = await collect(
+          provider(up, { UPSTREAM_CONNECT_TIMEOUT_MS: '150' }, { retryBaseMs: 5 }).chat(ask, new AbortController().signal),
+        );
+        assert.ok(error instanceof ProviderError);
+        assert.equal(error.message, 'upstream sent no response within 150 ms');
+        assert.ok(Date.now() - started < 1000);
+        assert.equal(up.requests.length, 1, 'timeouts are not retried');
+        await up.requests[0]?.closed; // and the upstream request was closed
+      },
+    );
+  });
+
+  it('first-byte timeout also covers headers sent without a body byte', async () => {
+    await withUpstream(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.flushHeaders();
+      },
+      async (up) => {
+        const { error } = await collect(provider(up, { UPSTREAM_CONNECT_TIMEOUT_MS: '150' }).chat(ask, new AbortController().signal));
+        assert.ok(error instanceof ProviderError);
+        assert.equal(error.message, 'upstream sent no response within 150 ms');
+      },
+    );
+  });
+
+  it('total timeout: a stream that stalls after starting', async () => {
+    await withUpstream(
+      (_req, res) => startStream(res, content('slow')),
+      async (up) => {
+        const started = Date.now();
+        const { events, error } = await collect(provider(up, { UPSTREAM_TIMEOUT_MS: '300' }).chat(ask, new AbortController().signal));
+        assert.deepEqual(events, [{ type: 'text', delta: 'slow' }]);
+        assert.ok(error instanceof ProviderError);
+        assert.equal(error.message, 'upstream timed out after 300 ms');
+        assert.ok(Date.now() - started < 1500);
+        await up.requests[0]?.closed;
+      },
+    );
+  });
+});
+
+// --- client disconnect -----------------------------------------------------
+
+describe('client disconnect', () => {
+  it('aborting mid-stream closes the upstream request at once and throws the AbortError', async () => {
+    await withUpstream(
+      (_req, res) => startStream(res, content('first')), // then stays open, as a long generation would
+      async (up) => {
+        const controller = new AbortController();
+        const iter = provider(up).chat(ask, controller.signal)[Symbol.asyncIterator]();
+        assert.deepEqual((await iter.next()).value, { type: 'text', delta: 'first' });
+
+        const abortedAt = Date.now();
+        controller.abort();
+        // The upstream sees its request closed without the consumer pulling again.
+        await Promise.race([
+          up.requests[0]?.closed,
+          delay(500).then(() => assert.fail('upstream request still open 500 ms after abort')),
+        ]);
+        assert.ok(Date.now() - abortedAt < 500);
+
+        await assert.rejects(iter.next(), (err: unknown) => err instanceof Error && err.name === 'AbortError');
+        assert.equal(up.requests.length, 1);
+      },
+    );
+  });
+
+  it('aborting before the first byte closes the request and does not retry', async () => {
+    await withUpstream(
+      () => {}, // never answers
+      async (up) => {
+        const controller = new AbortController();
+        const pending = collect(provider(up, {}, { retryBaseMs: 5 }).chat(ask, controller.signal));
+        while (up.requests.length === 0) await delay(5);
+        controller.abort(new DOMException('client went away', 'AbortError'));
+        const { error } = await pending;
+        assert.ok(error instanceof DOMException && error.message === 'client went away', 'the caller’s own reason');
+        await up.requests[0]?.closed;
+        await delay(50);
+        assert.equal(up.requests.length, 1);
+      },
+    );
+  });
+
+  it('aborting during the retry backoff stops there', async () => {
+    await withUpstream(
+      (_req, res) => {
+        res.writeHead(503);
+        res.end();
+      },
+      async (up) => {
+        const controller = new AbortController();
+        const pending = collect(provider(up, {}, { retryBaseMs: 1000 }).chat(ask, controller.signal));
+        while (up.requests.length === 0) await delay(5);
+        await delay(20);
+        controller.abort();
+        const { error } = await pending;
+        assert.ok(error instanceof Error && error.name === 'AbortError');
+        assert.equal(up.requests.length, 1);
+      },
+    );
+  });
+
+  it('an already-aborted signal never calls the upstream', async () => {
+    await withUpstream(
+      () => assert.fail('called'),
+      async (up) => {
+        const { error } = await collect(provider(up).chat(ask, AbortSignal.abort()));
+        assert.ok(error instanceof Error && error.name === 'AbortError');
+        assert.equal(up.requests.length, 0);
+      },
+    );
+  });
+
+  it('a consumer that stops iterating closes the upstream request too', async () => {
+    await withUpstream(
+      (_req, res) => startStream(res, content('a') + content('b')),
+      async (up) => {
+        for await (const event of provider(up).chat(ask, new AbortController().signal)) {
+          assert.equal(event.type, 'text');
+          break;
+        }
+        await Promise.race([up.requests[0]?.closed, delay(500).then(() => assert.fail('still open'))]);
+      },
+    );
+  });
+});

@@ -1,0 +1,130 @@
+// ChatRequest / CompletionRequest -> OpenAI wire bodies. Every field is forwarded
+// (the sampling extensions too); the few deliberate changes are commented.
+import type { ChatMessage, ChatRequest, CompletionRequest, ContentPart, ResponseFormat, ToolChoice } from '../../types.ts';
+import type { UpstreamConfig } from './config.ts';
+
+type Json = Record<string, unknown>;
+
+/** Drops undefined values so the body only names what was set. */
+function compact(body: Json): Json {
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+}
+
+function part(p: ContentPart): Json {
+  switch (p.type) {
+    case 'text':
+      return { type: 'text', text: p.text };
+    case 'image_url':
+      return { type: 'image_url', image_url: compact({ url: p.url, detail: p.detail }) };
+    case 'file':
+      return { type: 'file', file: compact({ file_id: p.file_id, filename: p.filename, file_data: p.data_url }) };
+    case 'input_audio':
+      return { type: 'input_audio', input_audio: { data: p.data, format: p.format } };
+  }
+}
+
+export function toWireMessage(m: ChatMessage): Json {
+  switch (m.role) {
+    case 'system':
+    case 'developer':
+      // Open-weight chat templates (vLLM, Ollama) know system/user/assistant/tool
+      // only; OpenAI itself treats system as developer on models that want that.
+      return { role: 'system', content: m.content };
+    case 'user':
+      return compact({ role: 'user', content: typeof m.content === 'string' ? m.content : m.content.map(part), name: m.name });
+    case 'assistant':
+      // `reasoning` is not sent back: OpenAI rejects unknown message fields, and
+      // most templates drop earlier reasoning anyway.
+      return compact({
+        role: 'assistant',
+        content: m.content,
+        name: m.name,
+        tool_calls: m.tool_calls?.length
+          ? m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }))
+          : undefined,
+      });
+    case 'tool':
+      return { role: 'tool', content: m.content, tool_call_id: m.tool_call_id };
+  }
+}
+
+function toolChoice(c: ToolChoice | undefined): unknown {
+  if (c === undefined || typeof c === 'string') return c;
+  return { type: 'function', function: { name: c.name } };
+}
+
+function responseFormat(f: ResponseFormat | undefined): unknown {
+  if (f === undefined || f.type !== 'json_schema') return f;
+  return { type: 'json_schema', json_schema: compact({ name: f.name, schema: f.schema, strict: f.strict }) };
+}
+
+const VERBOSITY_NOTE = { low: 'Answer length: brief.', high: 'Answer length: detailed.' } as const;
+
+/**
+ * Verbosity has no wire field outside OpenAI's newest models, so it becomes an
+ * instruction. It joins the leading system message (or becomes one) instead of
+ * being appended at the end: several chat templates reject a system message that
+ * is not first.
+ */
+export function withVerbosity(messages: Json[], verbosity: ChatRequest['verbosity']): Json[] {
+  if (verbosity !== 'low' && verbosity !== 'high') return messages;
+  const note = VERBOSITY_NOTE[verbosity];
+  const [first, ...rest] = messages;
+  if (first?.role === 'system' && typeof first.content === 'string') {
+    return [{ ...first, content: first.content === '' ? note : `${first.content}\n\n${note}` }, ...rest];
+  }
+  return [{ role: 'system', content: note }, ...messages];
+}
+
+/** Fields chat and text completions share. */
+function common(req: ChatRequest | CompletionRequest, upstreamModel: string, config: UpstreamConfig): Json {
+  const reasoning = config.reasoningModels.includes(upstreamModel);
+  return {
+    model: upstreamModel,
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: req.maxTokens,
+    temperature: req.temperature,
+    top_p: req.topP,
+    top_k: req.topK,
+    min_p: req.minP,
+    top_a: req.topA,
+    repetition_penalty: req.repetitionPenalty,
+    presence_penalty: req.presencePenalty,
+    frequency_penalty: req.frequencyPenalty,
+    logit_bias: req.logitBias,
+    seed: req.seed,
+    stop: req.stop?.length ? req.stop : undefined,
+    response_format: responseFormat(req.responseFormat),
+    // Non-reasoning servers reject or misread reasoning_effort, so only the models
+    // configured as reasoning models get it.
+    reasoning_effort: reasoning ? req.reasoningEffort : undefined,
+    user: req.user,
+  };
+}
+
+export function toChatBody(req: ChatRequest, config: UpstreamConfig): Json {
+  const upstreamModel = config.models[req.model];
+  const reasoning = config.reasoningModels.includes(upstreamModel);
+  return compact({
+    ...common(req, upstreamModel, config),
+    messages: withVerbosity(req.messages.map(toWireMessage), req.verbosity),
+    tools: req.tools?.length
+      ? req.tools.map((t) => ({
+          type: 'function',
+          function: compact({ name: t.name, description: t.description, parameters: t.parameters, strict: t.strict }),
+        }))
+      : undefined,
+    tool_choice: toolChoice(req.toolChoice),
+    parallel_tool_calls: req.parallelToolCalls,
+    // OpenAI reasoning models count the cap in max_completion_tokens (reasoning included).
+    max_completion_tokens: reasoning ? req.maxTokens : undefined,
+    logprobs: req.logprobs,
+    top_logprobs: req.topLogprobs,
+  });
+}
+
+/** Verbosity is not applied to a raw prompt: there is no instruction slot to put it in. */
+export function toCompletionBody(req: CompletionRequest, config: UpstreamConfig): Json {
+  return compact({ ...common(req, config.models[req.model], config), prompt: req.prompt });
+}
