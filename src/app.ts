@@ -41,7 +41,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     keys: new KeysService(store.db, config.keyCacheMs),
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
-    activity: new ActivityLog(store.db, http.log, config.activityFlushMs),
+    activity: new ActivityLog(store, http.log, config.activityFlushMs),
   };
 
   if (config.bootstrapKey) {
@@ -68,10 +68,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     services,
     close: () =>
       (closing ??= (async () => {
-        await http.close();
+        // Connections that go idle after their last in-flight response would otherwise keep
+        // close() waiting for the keep-alive timeout.
+        const closeIdle = setInterval(() => http.server.closeIdleConnections(), 50);
+        try {
+          await http.close();
+        } finally {
+          clearInterval(closeIdle);
+        }
         await services.activity.close();
         await services.limits.close();
         await store.close();
+        (http.log as { flush?: () => void }).flush?.();
       })()),
   };
 }

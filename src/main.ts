@@ -6,8 +6,8 @@ import { ConfigError, loadConfig } from './config.ts';
 async function main(): Promise<void> {
   const config = loadConfig();
   const app = await createApp(config);
-  await app.http.listen({ host: config.host, port: config.port });
-  app.http.log.info({ database: config.database.kind }, `agent-api serving http://${config.host}:${config.port}/v1`);
+  const address = await app.http.listen({ host: config.host, port: config.port });
+  app.http.log.info({ database: config.database.kind, address }, `agent-api serving ${address}/v1`);
 
   const stop = (signal: string) => {
     app.http.log.info({ signal }, 'shutting down');

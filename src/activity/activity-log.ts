@@ -1,9 +1,9 @@
 // The activity log: one row per request. Rows are buffered and written in batches
 // (every AGENT_API_ACTIVITY_FLUSH_MS) so logging costs the request path nothing;
 // readers flush first, and shutdown flushes what is left.
-import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ActivityTable, Database } from '../store/schema.ts';
+import type { Store } from '../store/db.ts';
+import type { ActivityTable } from '../store/schema.ts';
 
 export type ActivityRow = ActivityTable;
 
@@ -13,7 +13,7 @@ export class ActivityLog {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly store: Store,
     private readonly log: FastifyBaseLogger,
     flushMs: number,
   ) {
@@ -32,10 +32,7 @@ export class ActivityLog {
       const rows = this.buffer;
       this.buffer = [];
       try {
-        // Chunks keep each statement under the databases' bound-parameter limits.
-        for (let i = 0; i < rows.length; i += 200) {
-          await this.db.insertInto('activity').values(rows.slice(i, i + 200)).execute();
-        }
+        await this.store.appendRows('activity', rows);
       } catch (err) {
         this.log.error({ err, rows: rows.length }, 'activity log write failed');
       }
@@ -44,9 +41,9 @@ export class ActivityLog {
   }
 
   /** Updates a row after the fact (a late provider cost settling). */
-  async update(requestId: string, patch: Partial<Omit<ActivityRow, 'id' | 'request_id'>>): Promise<void> {
+  async update(requestId: string, patch: Partial<Omit<ActivityRow, 'request_id'>>): Promise<void> {
     await this.flush();
-    await this.db.updateTable('activity').set(patch).where('request_id', '=', requestId).execute();
+    await this.store.db.updateTable('activity').set(patch).where('request_id', '=', requestId).execute();
   }
 
   async close(): Promise<void> {

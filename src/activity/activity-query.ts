@@ -16,7 +16,7 @@ export interface ActivityFilter {
 
 export function viewActivity(r: ActivityRow) {
   return {
-    id: r.id,
+    id: r.request_id,
     object: 'activity' as const,
     created_at: Math.floor(r.created_at / 1000),
     created_at_ms: r.created_at,
@@ -46,8 +46,8 @@ export async function queryActivity(db: Kysely<Database>, f: ActivityFilter) {
   if (f.account_id) q = q.where('account_id', '=', f.account_id);
   if (f.client_request_id) q = q.where('client_request_id', '=', f.client_request_id);
   if (f.request_id) q = q.where('request_id', '=', f.request_id);
-  if (f.after) q = q.where('id', f.order === 'desc' ? '<' : '>', f.after);
-  const rows = await q.orderBy('id', f.order).limit(f.limit + 1).execute();
+  if (f.after) q = q.where('request_id', f.order === 'desc' ? '<' : '>', f.after);
+  const rows = await q.orderBy('request_id', f.order).limit(f.limit + 1).execute();
   const page = rows.slice(0, f.limit).map(viewActivity);
   return {
     object: 'list' as const,

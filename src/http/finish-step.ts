@@ -1,7 +1,6 @@
 // Step 7: when the response is done (or the client went away), release the
 // concurrency slot and write the activity row. Runs exactly once per request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
 import { clientRequestId } from './request-id.ts';
 
@@ -15,9 +14,15 @@ export function finishStep(services: Services) {
       await services.limits.releaseSlot(state.key.accountId);
     }
     const route = request.routeOptions.config.agent;
+    const status = reply ? reply.statusCode : 499;
+    const latencyMs = Math.round(reply ? reply.elapsedTime : performance.now() - state.startedAt);
+    // Every request is recorded in the activity log; the access line is for debugging.
+    request.log.debug(
+      { method: request.method, url: request.url.split('?')[0], status, ms: latencyMs, key_id: state.key?.id, error_code: state.errorCode ?? undefined },
+      'request',
+    );
     if (route?.auth !== 'key') return;
     services.activity.add({
-      id: newId('act_'),
       created_at: Date.now(),
       account_id: state.key?.accountId ?? null,
       key_id: state.key?.id ?? null,
@@ -25,7 +30,7 @@ export function finishStep(services: Services) {
       endpoint: route.endpoint,
       model: state.model,
       // 499: the client went away before the response (nginx's convention).
-      status: reply ? reply.statusCode : 499,
+      status,
       error_code: state.errorCode,
       request_id: request.id,
       client_request_id: clientRequestId(request),
@@ -36,7 +41,7 @@ export function finishStep(services: Services) {
       credits_reserved: state.creditsReserved,
       credits_settled: state.creditsSettled,
       cost_usd: state.costUsd,
-      latency_ms: Math.round(reply ? reply.elapsedTime : performance.now() - request.state.startedAt),
+      latency_ms: latencyMs,
     });
   };
 }

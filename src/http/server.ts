@@ -1,7 +1,8 @@
 // The Fastify instance and the one request pipeline of DESIGN.md, as hooks that every
 // route on every root shares: request id → route → authenticate → contract → limits
 // → handler → finish (activity log).
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { newId } from '../ids.ts';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
@@ -17,12 +18,15 @@ export function createHttpServer(config: Config): FastifyInstance {
   return Fastify({
     logger: {
       level: config.logLevel,
-      // Never log secrets: the request serializer keeps method, url and ids only.
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
-      serializers: {
-        req: (req) => ({ method: req.method, url: req.url, remoteAddress: req.ip }),
-      },
+      // Asynchronous writes keep logging off the request path; sonic-boom flushes what is
+      // pending on shutdown and at process exit.
+      stream: pino.destination({ dest: 1, sync: false }),
+      // Never log secrets or bodies: only the finish step writes a request line, and it
+      // names the key by id. Redaction guards against a header slipping into a log call.
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'],
     },
+    // One access line per request (finish step) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: () => newId('req_'),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,

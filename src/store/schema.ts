@@ -60,7 +60,8 @@ export interface KeyUsageTable {
 }
 
 export interface ActivityTable {
-  id: string;
+  /** primary key: one row per request */
+  request_id: string;
   created_at: number;
   account_id: string | null;
   key_id: string | null;
@@ -69,7 +70,6 @@ export interface ActivityTable {
   model: string | null;
   status: number;
   error_code: string | null;
-  request_id: string;
   client_request_id: string | null;
   end_user: string | null;
   safety_identifier: string | null;

@@ -1,7 +1,7 @@
 // Accounts, keys, usage counters, credit transactions and the activity log.
 // Migrations take Kysely<any> so they stay frozen in time; the types used here work
 // on both SQLite and PostgreSQL (bigint is INTEGER affinity in SQLite).
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -58,7 +58,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('activity')
-    .addColumn('id', 'text', (c) => c.primaryKey())
+    // One row per request: the request id is the key (and sorts by time).
+    .addColumn('request_id', 'text', (c) => c.primaryKey())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('account_id', 'text')
     .addColumn('key_id', 'text')
@@ -67,7 +68,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('model', 'text')
     .addColumn('status', 'integer', (c) => c.notNull())
     .addColumn('error_code', 'text')
-    .addColumn('request_id', 'text', (c) => c.notNull())
     .addColumn('client_request_id', 'text')
     .addColumn('end_user', 'text')
     .addColumn('safety_identifier', 'text')
@@ -78,10 +78,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('cost_usd', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('latency_ms', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
-  await db.schema.createIndex('activity_key').on('activity').columns(['key_id', 'id']).execute();
-  await db.schema.createIndex('activity_account').on('activity').columns(['account_id', 'id']).execute();
-  await db.schema.createIndex('activity_request').on('activity').column('request_id').execute();
-  await db.schema.createIndex('activity_client_request').on('activity').column('client_request_id').execute();
+  // Few indexes: every one is written on every request.
+  await db.schema.createIndex('activity_key').on('activity').columns(['key_id', 'request_id']).execute();
+  await db.schema.createIndex('activity_account').on('activity').columns(['account_id', 'request_id']).execute();
+  await db.schema
+    .createIndex('activity_client_request')
+    .on('activity')
+    .column('client_request_id')
+    .where(sql.ref('client_request_id'), 'is not', null)
+    .execute();
 
   await db.schema
     .createTable('meta')
