@@ -6,12 +6,16 @@ import { ActivityLog } from './activity/activity-log.ts';
 import { adminRoutes } from './api/admin/routes.ts';
 import { healthRoutes } from './api/health/routes.ts';
 import { metaRoutes } from './api/meta/routes.ts';
+import { chatRoutes } from './api/chat/routes.ts';
+import { completionsRoutes } from './api/completions/routes.ts';
 import { modelsRoutes } from './api/models/routes.ts';
 import { unsupportedRoutes } from './api/unsupported/routes.ts';
 import type { Config } from './config.ts';
 import { Router } from './http/router.ts';
 import { createHttpServer, installPipeline } from './http/server.ts';
+import { Ledger } from './credits/ledger.ts';
 import { KeysService } from './keys/keys-service.ts';
+import { createChatBackend, type ChatBackend } from './providers/index.ts';
 import { KeyCaps } from './limits/key-caps.ts';
 import { MemoryLimits } from './limits/memory-limits.ts';
 import type { Services } from './services.ts';
@@ -27,6 +31,8 @@ export interface App {
 export interface AppOptions {
   /** Extra endpoints registered with the shared pipeline (tests use it to drive real contracts). */
   routes?: (router: Router) => void;
+  /** A chat backend other than the configured one (tests). */
+  chat?: ChatBackend;
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -42,6 +48,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs),
+    ledger: new Ledger(store.db),
+    chat: options.chat ?? createChatBackend(config),
   };
 
   if (config.bootstrapKey) {
@@ -56,6 +64,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   healthRoutes(http, services);
   unsupportedRoutes(http);
   modelsRoutes(router);
+  chatRoutes(router, { save: async () => undefined });
+  completionsRoutes(router);
   adminRoutes(http, services);
   options.routes?.(router);
   // Last: the published contract lists what the routes above registered.

@@ -29,6 +29,11 @@ const envSchema = z.object({
   AGENT_API_ACTIVITY_FLUSH_MS: intFrom(50, 1),
   AGENT_API_SHUTDOWN_GRACE_MS: intFrom(10_000, 0),
   AGENT_API_CREDITS_PER_USD: z.coerce.number().positive().default(100),
+  AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS: intFrom(4096, 1),
+  OFFLINE_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).default(0.5),
+  OFFLINE_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).default(1.5),
+  OFFLINE_PRICE_INPUT_PER_MTOK_THINK: z.coerce.number().min(0).default(1),
+  OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK: z.coerce.number().min(0).default(4),
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
@@ -52,6 +57,10 @@ export interface Config {
   activityFlushMs: number;
   shutdownGraceMs: number;
   creditsPerUsd: number;
+  /** Output cap used when a request sets none (and the basis of its credit reservation). */
+  defaultMaxOutputTokens: number;
+  /** USD per million tokens charged for the offline engine, per chat model. */
+  offlinePrices: { agent: { inputPerMTok: number; outputPerMTok: number }; 'agent-think': { inputPerMTok: number; outputPerMTok: number } };
   /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
   publicBaseUrl: string | undefined;
 }
@@ -91,6 +100,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     activityFlushMs: e.AGENT_API_ACTIVITY_FLUSH_MS,
     shutdownGraceMs: e.AGENT_API_SHUTDOWN_GRACE_MS,
     creditsPerUsd: e.AGENT_API_CREDITS_PER_USD,
+    defaultMaxOutputTokens: e.AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS,
+    offlinePrices: {
+      agent: { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK },
+      'agent-think': { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK_THINK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK },
+    },
     publicBaseUrl: e.AGENT_API_PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   };
 }

@@ -7,6 +7,8 @@ import type { Config } from './config.ts';
 import type { KeysService } from './keys/keys-service.ts';
 import type { KeyCaps } from './limits/key-caps.ts';
 import type { Limits } from './limits/limits.ts';
+import type { Ledger } from './credits/ledger.ts';
+import type { ChatBackend } from './providers/index.ts';
 import type { Store } from './store/db.ts';
 
 export interface Services {
@@ -18,4 +20,7 @@ export interface Services {
   readonly limits: Limits;
   readonly caps: KeyCaps;
   readonly activity: ActivityLog;
+  readonly ledger: Ledger;
+  /** The chat model provider (offline engine or upstream) and its prices. */
+  readonly chat: ChatBackend;
 }

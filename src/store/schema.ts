@@ -83,6 +83,20 @@ export interface ActivityTable {
   latency_ms: number;
 }
 
+export interface CreditReservationsTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  request_id: string;
+  /** micro-credits held */
+  amount: number;
+  status: 'open' | 'settled' | 'released';
+  /** micro-credits charged */
+  charged: number;
+  created_at: number;
+  settled_at: number | null;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -94,6 +108,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   key_usage: KeyUsageTable;
   activity: ActivityTable;
+  credit_reservations: CreditReservationsTable;
   meta: MetaTable;
 }
 

@@ -1,0 +1,58 @@
+// Provider events → chat.completion.chunk objects in SPEC's order: a role chunk,
+// content / reasoning_content / tool_calls fragments, a finish chunk; the usage chunk
+// (with usage.svc) and [DONE] are written by the caller once credits are settled.
+import type { ProviderEvent } from '../../providers/types.ts';
+
+export interface ChunkContext {
+  id: string;
+  created: number;
+  model: string;
+  legacyFunctions: boolean;
+  /** With stream_options.include_usage every chunk carries `usage: null` until the last. */
+  includeUsage: boolean;
+}
+
+export function chunk(ctx: ChunkContext, delta: Record<string, unknown>, finishReason: string | null = null, logprobs: unknown = null) {
+  return {
+    id: ctx.id,
+    object: 'chat.completion.chunk' as const,
+    created: ctx.created,
+    model: ctx.model,
+    service_tier: 'default',
+    system_fingerprint: 'agent-api',
+    choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
+    ...(ctx.includeUsage ? { usage: null } : {}),
+  };
+}
+
+export function roleChunk(ctx: ChunkContext) {
+  return chunk(ctx, { role: 'assistant', content: '', refusal: null });
+}
+
+/** The chunk for one event, or null for events that have no chunk (usage, cost). */
+export function eventChunk(ctx: ChunkContext, e: ProviderEvent) {
+  switch (e.type) {
+    case 'text':
+      return chunk(ctx, { content: e.delta }, null, e.logprobs ? { content: e.logprobs, refusal: null } : null);
+    case 'reasoning':
+      return chunk(ctx, { reasoning_content: e.delta });
+    case 'tool_call': {
+      if (ctx.legacyFunctions) {
+        if (e.index > 0) return null; // the legacy form carries one call
+        return chunk(ctx, { function_call: { ...(e.name ? { name: e.name } : {}), arguments: e.argumentsDelta } });
+      }
+      const first = e.id !== undefined || e.name !== undefined;
+      return chunk(ctx, {
+        tool_calls: [
+          { index: e.index, ...(e.id ? { id: e.id } : {}), ...(first ? { type: 'function' } : {}), function: { ...(e.name ? { name: e.name } : {}), arguments: e.argumentsDelta } },
+        ],
+      });
+    }
+    case 'finish': {
+      const reason = ctx.legacyFunctions && e.reason === 'tool_calls' ? 'function_call' : e.reason;
+      return chunk(ctx, {}, reason);
+    }
+    default:
+      return null;
+  }
+}

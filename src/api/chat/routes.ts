@@ -1,0 +1,73 @@
+// POST /chat/completions: map the checked body to a provider request, reserve credits,
+// run directly or through the assistant's tool loop, answer as one object or as SSE,
+// settle credits to what ran, and keep the completion when `store` is true.
+import { createChatCompletion } from '../../contract/endpoints/chat.ts';
+import type { ChatModel } from '../../contract/models.ts';
+import { fromMicro } from '../../accounts/money.ts';
+import { estimateInputTokens, MeteredRun } from '../../credits/metered-run.ts';
+import { clientSignal } from '../../http/request-state.ts';
+import type { Router } from '../../http/router.ts';
+import type { ProviderEvent } from '../../providers/types.ts';
+import { consume, streamAnswer } from '../stream-answer.ts';
+import { answersDirectly, emptyToolRegistry, runAgent, type ToolRegistry } from './agent-loop.ts';
+import { eventChunk, roleChunk, type ChunkContext } from './chunks.ts';
+import { collect, Collector, completionObject, newCompletionId, usageObject } from './completion-object.ts';
+import { toProviderRequest } from './to-provider-request.ts';
+
+/** Where `store: true` completions go (api/chat/stored-completions.ts). */
+export interface CompletionStore {
+  save(input: { accountId: string; completion: Record<string, unknown>; requestMessages: unknown[]; metadata: Record<string, string> | null }): Promise<unknown>;
+}
+
+export function chatRoutes(router: Router, stored: CompletionStore, registry: ToolRegistry = emptyToolRegistry): void {
+  const services = router.services;
+
+  router.endpoint(createChatCompletion, async ({ body, key, request, reply }) => {
+    const model = body.model as ChatModel;
+    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? services.config.defaultMaxOutputTokens;
+    const mapped = toProviderRequest(body, maxTokens);
+    const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format], mapped.attachments);
+    const meter = await MeteredRun.open(services, request.state, key, model, inputEstimate, maxTokens, request.id);
+    const signal = clientSignal(request.state);
+    const source: AsyncIterable<ProviderEvent> = answersDirectly(body, key)
+      ? services.chat.provider.chat(mapped.request, signal)
+      : runAgent(services.chat.provider, mapped.request, registry.available(key), signal);
+    const events = meter.meter(source)[Symbol.asyncIterator]();
+    const id = newCompletionId();
+    const created = Math.floor(Date.now() / 1000);
+    const keep = (completion: Record<string, unknown>) =>
+      body.store ? stored.save({ accountId: key.accountId, completion, requestMessages: body.messages ?? [], metadata: body.metadata ?? null }) : undefined;
+
+    if (!body.stream) {
+      const ran = await consume(meter, signal, () => collect({ [Symbol.asyncIterator]: () => events }, body.logprobs === true));
+      if (!ran) return reply;
+      const completion = completionObject({ id, created, model, collected: ran.value, legacyFunctions: mapped.legacyFunctions, usage: ran.usage, svc: fromMicro(ran.credits) });
+      await keep(completion);
+      return completion;
+    }
+
+    const ctx: ChunkContext = { id, created, model, legacyFunctions: mapped.legacyFunctions, includeUsage: body.stream_options?.include_usage === true };
+    const collector = new Collector(false);
+    let finished = false;
+    return streamAnswer({
+      reply,
+      meter,
+      signal,
+      events: { [Symbol.asyncIterator]: () => events },
+      head: [roleChunk(ctx)],
+      chunk: (e) => {
+        collector.add(e);
+        if (e.type === 'finish') finished = true;
+        return eventChunk(ctx, e);
+      },
+      tail: (credits, usage) => (ctx.includeUsage ? [{ ...usageChunkBase(ctx), usage: usageObject(usage, fromMicro(credits)) }] : []),
+      done: async (credits, usage) => {
+        if (finished) await keep(completionObject({ id, created, model, collected: collector.result(), legacyFunctions: mapped.legacyFunctions, usage, svc: fromMicro(credits) }));
+      },
+    });
+  });
+}
+
+function usageChunkBase(ctx: ChunkContext) {
+  return { id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model, service_tier: 'default', system_fingerprint: 'agent-api', choices: [] };
+}

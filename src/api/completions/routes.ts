@@ -1,0 +1,81 @@
+// POST /completions (legacy text completions): one prompt, plain text out, with the
+// same credits, streaming and error rules as chat.
+import { fromMicro } from '../../accounts/money.ts';
+import { createCompletion } from '../../contract/endpoints/completions.ts';
+import type { ChatModel } from '../../contract/models.ts';
+import { estimateInputTokens, MeteredRun } from '../../credits/metered-run.ts';
+import { clientSignal } from '../../http/request-state.ts';
+import type { Router } from '../../http/router.ts';
+import { newId } from '../../ids.ts';
+import type { CompletionRequest, FinishReason } from '../../providers/types.ts';
+import { consume, streamAnswer } from '../stream-answer.ts';
+import { usageObject } from '../chat/completion-object.ts';
+
+export function completionsRoutes(router: Router): void {
+  const services = router.services;
+
+  router.endpoint(createCompletion, async ({ body, key, request, reply }) => {
+    const model = body.model as ChatModel;
+    const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : (body.prompt as string);
+    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? services.config.defaultMaxOutputTokens;
+    const b = body as Record<string, any>;
+    const completionRequest: CompletionRequest = Object.fromEntries(
+      Object.entries({
+        model,
+        prompt,
+        maxTokens,
+        temperature: b.temperature,
+        topP: b.top_p,
+        topK: b.top_k,
+        minP: b.min_p,
+        topA: b.top_a,
+        repetitionPenalty: b.repetition_penalty,
+        presencePenalty: b.presence_penalty,
+        frequencyPenalty: b.frequency_penalty,
+        logitBias: b.logit_bias,
+        seed: b.seed,
+        stop: typeof b.stop === 'string' ? [b.stop] : b.stop,
+        reasoningEffort: b.reasoning_effort ?? b.reasoning?.effort,
+        user: b.user,
+      }).filter(([, v]) => v !== undefined && v !== null),
+    ) as unknown as CompletionRequest;
+
+    const meter = await MeteredRun.open(services, request.state, key, model, estimateInputTokens(prompt, 0), maxTokens, request.id);
+    const signal = clientSignal(request.state);
+    const events = meter.meter(services.chat.provider.complete(completionRequest, signal));
+    const id = newId('cmpl-');
+    const created = Math.floor(Date.now() / 1000);
+    const base = { id, object: 'text_completion' as const, created, model, system_fingerprint: 'agent-api' };
+    const choice = (text: string, finish: FinishReason | null) => ({ text, index: 0, logprobs: null, finish_reason: finish });
+
+    if (!body.stream) {
+      const ran = await consume(meter, signal, async () => {
+        let text = '';
+        let finish: FinishReason = 'stop';
+        for await (const e of events) {
+          if (e.type === 'text') text += e.delta;
+          else if (e.type === 'finish') finish = e.reason;
+        }
+        return { text, finish };
+      });
+      if (!ran) return reply;
+      return { ...base, choices: [choice(ran.value.text, ran.value.finish)], usage: usageObject(ran.usage), svc: fromMicro(ran.credits) };
+    }
+
+    const includeUsage = b.stream_options?.include_usage === true;
+    const nullUsage = includeUsage ? { usage: null } : {};
+    return streamAnswer({
+      reply,
+      meter,
+      signal,
+      events,
+      chunk: (e) =>
+        e.type === 'text'
+          ? { ...base, choices: [choice(e.delta, null)], ...nullUsage }
+          : e.type === 'finish'
+            ? { ...base, choices: [choice('', e.reason)], ...nullUsage }
+            : null,
+      tail: (credits, usage) => (includeUsage ? [{ ...base, choices: [], usage: usageObject(usage, fromMicro(credits)) }] : []),
+    });
+  });
+}

@@ -1,0 +1,104 @@
+// A model call under the credit ledger: reserve the estimate first (429 when the
+// account cannot cover it), watch the events for usage and cost, and settle to what
+// actually ran when the call ends, however it ends (finished, client gone, error).
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import type { ChatModel } from '../contract/models.ts';
+import { insufficientQuota } from '../http/errors.ts';
+import type { RequestState } from '../http/request-state.ts';
+import type { KeyRecord } from '../keys/keys-service.ts';
+import type { ProviderEvent, Usage } from '../providers/types.ts';
+import type { Services } from '../services.ts';
+import type { Reservation } from './ledger.ts';
+import { microCreditsFor, usdFor } from './pricing.ts';
+
+/** Tokens counted for each image, file or audio part in the estimate (a generous upper bound). */
+const ATTACHMENT_TOKENS = 1_500;
+
+/** An upper-bound estimate of the input tokens of a request body's conversation. */
+export function estimateInputTokens(conversation: unknown, attachments: number): number {
+  return countTokens(JSON.stringify(conversation)) + attachments * ATTACHMENT_TOKENS + 16;
+}
+
+export class MeteredRun {
+  private usage: Usage | null = null;
+  private providerCostUsd: number | null = null;
+  private emitted = '';
+  private closed: Promise<{ credits: number; usage: Usage }> | null = null;
+
+  private constructor(
+    private readonly services: Services,
+    private readonly state: RequestState,
+    private readonly key: KeyRecord,
+    private readonly model: ChatModel,
+    private readonly inputEstimate: number,
+    private readonly reservation: Reservation,
+  ) {}
+
+  /** Reserves credits for `inputEstimate` input tokens plus `maxOutputTokens` at the model's prices. */
+  static async open(
+    services: Services,
+    state: RequestState,
+    key: KeyRecord,
+    model: ChatModel,
+    inputEstimate: number,
+    maxOutputTokens: number,
+    requestId: string,
+  ): Promise<MeteredRun> {
+    const price = services.chat.price(model);
+    const estimate = microCreditsFor(usdFor(price, { inputTokens: inputEstimate, outputTokens: maxOutputTokens }), services.config.creditsPerUsd);
+    const reservation = await services.ledger.reserve(key.accountId, key.id, requestId, estimate);
+    if (!reservation) {
+      throw insufficientQuota('This account does not have enough credits for this request (its input plus the output cap). Add credits or lower max_tokens.');
+    }
+    state.creditsReserved = reservation.amount;
+    return new MeteredRun(services, state, key, model, inputEstimate, reservation);
+  }
+
+  observe(event: ProviderEvent): void {
+    switch (event.type) {
+      case 'usage':
+        this.usage = event.usage;
+        break;
+      case 'cost':
+        this.providerCostUsd = event.usd;
+        break;
+      case 'text':
+      case 'reasoning':
+        this.emitted += event.delta;
+        break;
+      case 'tool_call':
+        this.emitted += (event.name ?? '') + event.argumentsDelta;
+        break;
+    }
+  }
+
+  /** Wraps a provider stream so every event is observed. */
+  async *meter(events: AsyncIterable<ProviderEvent>): AsyncGenerator<ProviderEvent> {
+    for await (const event of events) {
+      this.observe(event);
+      yield event;
+    }
+  }
+
+  /**
+   * Settles once: the provider's reported usage and cost when it gave them, else the
+   * input estimate and the tokens actually emitted (a call cut short by the client or
+   * an error). Returns the credits charged (micro) and the usage charged for.
+   */
+  close(): Promise<{ credits: number; usage: Usage }> {
+    this.closed ??= (async () => {
+      const usage = this.usage ?? { inputTokens: this.inputEstimate, outputTokens: this.emitted ? countTokens(this.emitted) : 0 };
+      const usd = this.providerCostUsd ?? usdFor(this.services.chat.price(this.model), usage);
+      const credits = await this.services.ledger.settle(this.reservation, microCreditsFor(usd, this.services.config.creditsPerUsd));
+      const now = Date.now();
+      Object.assign(this.state, {
+        usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
+        creditsSettled: credits,
+        costUsd: Math.round(usd * 1_000_000),
+      });
+      await this.services.caps.record(this.key, { tokens: usage.inputTokens + usage.outputTokens, credits, spend: Math.round(usd * 1_000_000) }, now);
+      return { credits, usage };
+    })();
+    return this.closed;
+  }
+}

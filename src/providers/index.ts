@@ -1,0 +1,23 @@
+// Chooses the chat provider by configuration: an OpenAI-compatible upstream when
+// UPSTREAM_BASE_URL is set, else the built-in offline engine. Prices come with it.
+import type { Config } from '../config.ts';
+import type { ChatModel } from '../contract/models.ts';
+import { createOfflineEngine } from './inline/offline/index.ts';
+import { createOpenAICompatibleProvider, loadUpstreamConfig, type Price } from './remote/openai-compatible/index.ts';
+import type { ChatProvider } from './types.ts';
+
+export interface ChatBackend {
+  provider: ChatProvider;
+  /** USD per million tokens, by our model id */
+  price(model: ChatModel): Price;
+  /** `offline` or the upstream base URL's host, for logs */
+  describe: string;
+}
+
+export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = process.env): ChatBackend {
+  const upstream = loadUpstreamConfig(env);
+  if (upstream) {
+    return { provider: createOpenAICompatibleProvider(upstream), price: (m) => upstream.prices[m], describe: new URL(upstream.baseUrl).host };
+  }
+  return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline' };
+}
