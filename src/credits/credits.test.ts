@@ -1,0 +1,101 @@
+// Credits end to end: what a response reports in svc is what the balance lost; an
+// account that cannot cover a request is refused and charged nothing; concurrent
+// requests never overdraw; the activity row and the ledger agree.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import OpenAI from 'openai';
+import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
+import { toMicro } from '../accounts/money.ts';
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer({ AGENT_API_ACCOUNT_CONCURRENCY: '100' });
+});
+after(() => server.close());
+
+const balance = async (id: string) => (await server.admin('GET', `/accounts/${id}`)).body as { credits: number; reserved_credits: number };
+const svcOf = (r: unknown) => (r as { svc: number }).svc;
+
+test('balance before minus balance after equals the svc the responses reported, streamed or not', async () => {
+  const account = await server.createAccount(5);
+  const { key, id: keyId } = await server.createKey({ account_id: account.id });
+  const client = server.openai(key);
+  const before = (await balance(account.id)).credits;
+  const a = await client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'Tell me about the sea' }] });
+  const b = await client.chat.completions.create({ model: 'agent-think', messages: [{ role: 'user', content: 'What is 3 * 3?' }] });
+  const c = await client.completions.create({ model: 'agent', prompt: 'Hello there', max_tokens: 10 });
+  let streamed = 0;
+  for await (const ch of await client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } })) {
+    if (ch.usage) streamed = (ch.usage as unknown as { svc: number }).svc;
+  }
+  const charged = [svcOf(a), svcOf(b), svcOf(c), streamed];
+  assert.ok(charged.every((x) => x > 0));
+  assert.ok(svcOf(b) > svcOf(a), 'agent-think costs more');
+  const after = await balance(account.id);
+  assert.equal(toMicro(before) - toMicro(after.credits), charged.reduce((s, x) => s + toMicro(x), 0));
+  assert.equal(after.reserved_credits, 0, 'nothing stays reserved');
+
+  // The activity log records the same figures.
+  const rows = (await server.admin('GET', `/activity?key_id=${keyId}`)).body.data as { credits_settled: number; credits_reserved: number; input_tokens: number; output_tokens: number; model: string }[];
+  assert.equal(rows.length, 4);
+  assert.equal(rows.reduce((s, r) => s + toMicro(r.credits_settled), 0), charged.reduce((s, x) => s + toMicro(x), 0));
+  for (const r of rows) {
+    assert.ok(r.credits_reserved >= r.credits_settled);
+    assert.ok(r.input_tokens > 0 && r.output_tokens > 0);
+  }
+});
+
+test('an account that cannot cover the estimate gets 429 and is charged nothing', async () => {
+  const account = await server.createAccount(0.05);
+  const { key, id: keyId } = await server.createKey({ account_id: account.id });
+  await assert.rejects(server.openai(key).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'hi' }] }), (e: unknown) => {
+    assert.ok(e instanceof OpenAI.RateLimitError);
+    assert.equal(e.code, 'insufficient_quota');
+    return true;
+  });
+  const after = await balance(account.id);
+  assert.equal(after.credits, 0.05);
+  assert.equal(after.reserved_credits, 0);
+  // A smaller output cap lowers the estimate: the same account can afford a short answer.
+  const short = await server.openai(key).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+  assert.ok(svcOf(short) > 0);
+  const rows = (await server.admin('GET', `/activity?key_id=${keyId}`)).body.data as { status: number; credits_settled: number }[];
+  assert.deepEqual(rows.map((r) => [r.status, r.credits_settled > 0]), [[200, true], [429, false]]);
+});
+
+test('50 concurrent requests on an account that covers only a few never overdraw it; charged equals settled usage', async () => {
+  // Each request reserves about 0.62 credits (its input plus 4096 output tokens at 100
+  // credits a dollar); 0.625 credits cover it only while the balance lasts: a few requests.
+  const account = await server.createAccount(0.625);
+  const { key, id: keyId } = await server.createKey({ account_id: account.id });
+  const client = server.openai(key);
+  const results = await Promise.allSettled(
+    Array.from({ length: 50 }, (_, i) => client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: `Write a long answer about topic ${i}` }] })),
+  );
+  const ok = results.filter((r): r is PromiseFulfilledResult<OpenAI.ChatCompletion> => r.status === 'fulfilled');
+  const refused = results.filter((r) => r.status === 'rejected');
+  assert.ok(ok.length >= 1, 'some were served');
+  assert.ok(refused.length >= 1, 'some were refused');
+  for (const r of refused) assert.equal((r as PromiseRejectedResult).reason.status, 429);
+  const after = await balance(account.id);
+  assert.ok(after.credits >= 0, `balance ${after.credits} never below zero`);
+  assert.equal(after.reserved_credits, 0);
+  const charged = ok.reduce((s, r) => s + toMicro(svcOf(r.value)), 0);
+  assert.equal(toMicro(0.625) - toMicro(after.credits), charged, 'what was charged equals the settled usage');
+  const rows = (await server.admin('GET', `/activity?key_id=${keyId}&limit=100`)).body.data as { credits_settled: number }[];
+  assert.equal(rows.reduce((s, r) => s + toMicro(r.credits_settled), 0), charged);
+  // The ledger's transactions explain the balance.
+  const tx = await server.app.services.store.db.selectFrom('credit_transactions').select(['amount']).where('account_id', '=', account.id).execute();
+  assert.equal(tx.reduce((s, t) => s + Number(t.amount), 0), toMicro(after.credits));
+});
+
+test('a late provider cost corrects the same ledger entry', async () => {
+  const account = await server.createAccount(1);
+  const { key } = await server.createKey({ account_id: account.id });
+  const res = await server.openai(key).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+  const charged = toMicro(svcOf(res.data));
+  const corrected = await server.app.services.ledger.correct(res.request_id!, charged + 1234);
+  assert.equal(corrected, charged + 1234);
+  assert.equal(toMicro((await balance(account.id)).credits), toMicro(1) - charged - 1234);
+  assert.equal(await server.app.services.ledger.correct('req_unknown', 5), null);
+});
