@@ -33,6 +33,8 @@ export interface AppOptions {
   routes?: (router: Router) => void;
   /** A chat backend other than the configured one (tests). */
   chat?: ChatBackend;
+  /** The environment the upstream provider is configured from (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -49,7 +51,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs),
     ledger: new Ledger(store.db),
-    chat: options.chat ?? createChatBackend(config),
+    chat: options.chat ?? createChatBackend(config, options.env),
   };
 
   if (config.bootstrapKey) {

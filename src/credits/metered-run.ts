@@ -23,6 +23,8 @@ export class MeteredRun {
   private usage: Usage | null = null;
   private providerCostUsd: number | null = null;
   private emitted = '';
+  /** Did the provider produce anything? A call that failed before its first event ran nothing. */
+  private started = false;
   private closed: Promise<{ credits: number; usage: Usage }> | null = null;
 
   private constructor(
@@ -55,6 +57,7 @@ export class MeteredRun {
   }
 
   observe(event: ProviderEvent): void {
+    this.started = true;
     switch (event.type) {
       case 'usage':
         this.usage = event.usage;
@@ -83,11 +86,12 @@ export class MeteredRun {
   /**
    * Settles once: the provider's reported usage and cost when it gave them, else the
    * input estimate and the tokens actually emitted (a call cut short by the client or
-   * an error). Returns the credits charged (micro) and the usage charged for.
+   * an error), and nothing for a call that failed before producing anything. Returns the credits charged (micro) and the usage charged for.
    */
   close(): Promise<{ credits: number; usage: Usage }> {
     this.closed ??= (async () => {
-      const usage = this.usage ?? { inputTokens: this.inputEstimate, outputTokens: this.emitted ? countTokens(this.emitted) : 0 };
+      const usage =
+        this.usage ?? (this.started ? { inputTokens: this.inputEstimate, outputTokens: this.emitted ? countTokens(this.emitted) : 0 } : { inputTokens: 0, outputTokens: 0 });
       const usd = this.providerCostUsd ?? usdFor(this.services.chat.price(this.model), usage);
       const credits = await this.services.ledger.settle(this.reservation, microCreditsFor(usd, this.services.config.creditsPerUsd));
       const now = Date.now();

@@ -63,7 +63,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     AGENT_API_ACTIVITY_FLUSH_MS: '10',
     ...env,
   });
-  const app = await createApp(config, options);
+  const app = await createApp(config, { env: { ...process.env, ...env }, ...options });
   await app.http.listen({ host: '127.0.0.1', port: 0 });
   const address = app.http.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('no address');
