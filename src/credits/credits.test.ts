@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 import { toMicro } from '../accounts/money.ts';
+import { applyLateCost } from './late-cost.ts';
 
 let server: TestServer;
 before(async () => {
@@ -89,13 +90,19 @@ test('50 concurrent requests on an account that covers only a few never overdraw
   assert.equal(tx.reduce((s, t) => s + Number(t.amount), 0), toMicro(after.credits));
 });
 
-test('a late provider cost corrects the same ledger entry', async () => {
+test('a late provider cost corrects the same ledger entry and activity row', async () => {
   const account = await server.createAccount(1);
   const { key } = await server.createKey({ account_id: account.id });
   const res = await server.openai(key).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
   const charged = toMicro(svcOf(res.data));
-  const corrected = await server.app.services.ledger.correct(res.request_id!, charged + 1234);
-  assert.equal(corrected, charged + 1234);
-  assert.equal(toMicro((await balance(account.id)).credits), toMicro(1) - charged - 1234);
-  assert.equal(await server.app.services.ledger.correct('req_unknown', 5), null);
+  // The provider later reports $0.001: 0.1 credits at 100 credits a dollar.
+  assert.equal(await applyLateCost(server.app.services, res.request_id!, 0.001), true);
+  assert.equal(toMicro((await balance(account.id)).credits), toMicro(1) - toMicro(0.1));
+  const row = (await server.admin('GET', `/activity?request_id=${res.request_id}`)).body.data[0];
+  assert.equal(row.credits_settled, 0.1);
+  assert.equal(row.cost_usd, 0.001);
+  assert.ok(charged < toMicro(0.1));
+  const tx = await server.app.services.store.db.selectFrom('credit_transactions').selectAll().where('request_id', '=', res.request_id!).execute();
+  assert.deepEqual(tx.map((t) => t.reason).sort(), ['usage', 'usage correction']);
+  assert.equal(await applyLateCost(server.app.services, 'req_unknown', 0.5), false);
 });
