@@ -15,17 +15,19 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startChild(args: string[], env: NodeJS.ProcessEnv, healthUrl: string): Promise<ChildProcess> {
+export async function startChild(args: string[], env: NodeJS.ProcessEnv, healthUrl: string, timeoutMs = 10_000): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < timeoutMs / 50; i++) {
+    if (child.exitCode !== null) break;
     try {
       const res = await fetch(healthUrl);
       if (res.status < 500) return child;
     } catch {}
     await new Promise((r) => setTimeout(r, 50));
   }
+  const exited = child.exitCode !== null ? ` (exited with code ${child.exitCode})` : '';
   child.kill('SIGKILL');
-  throw new Error(`server did not start: ${args.join(' ')}`);
+  throw new Error(`server did not start${exited}: ${args.join(' ')}`);
 }
 
 export function stopChild(child: ChildProcess): Promise<void> {
@@ -52,4 +54,15 @@ export async function load(opts: autocannon.Options): Promise<Figures> {
 
 export function row(name: string, f: Figures): string {
   return `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   errors ${f.errors} non-2xx ${f.non2xx}`;
+}
+
+/** Nearest-rank percentile (p in 0..100) of an ascending array. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Stops every child still running, in parallel; never throws. */
+export async function stopAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(children.map((c) => stopChild(c).catch(() => undefined)));
 }
