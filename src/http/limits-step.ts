@@ -1,6 +1,5 @@
-// Step 5: limits. Requests per minute, key caps, the account's concurrency slot and
-// (for endpoints that run a model) its credits. Rate-limit headers on every
-// authenticated response.
+// Step 5: limits. Requests per minute, key caps and the account's concurrency slot.
+// Rate-limit headers on every authenticated response.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { formatReset } from '../limits/limits.ts';
 import type { Services } from '../services.ts';
@@ -38,12 +37,7 @@ export function limitsStep(services: Services) {
       throw insufficientQuota(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
     }
     request.state.slotHeld = true;
-
-    if (request.routeOptions.config.agent?.contract?.billable) {
-      const account = await services.accounts.get(key.accountId);
-      if (!account || account.balance - account.reserved <= 0) {
-        throw insufficientQuota('This account is out of credits.');
-      }
-    }
+    // Credits are checked by the reservation the handler takes before any model runs
+    // (credits/metered-run.ts): one conditional update, no separate read here.
   };
 }

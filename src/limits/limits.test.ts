@@ -6,7 +6,6 @@ import OpenAI from 'openai';
 import { createChatCompletion } from '../contract/endpoints/chat.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 
-const testChat = { ...createChatCompletion, operationId: 'testChatLimits', path: '/test/chat/completions' } as const;
 const slow = { ...createChatCompletion, operationId: 'testSlow', path: '/test/slow', billable: false } as const;
 
 let server: TestServer;
@@ -18,7 +17,6 @@ before(async () => {
     { AGENT_API_ACCOUNT_CONCURRENCY: '2' },
     {
       routes: (router) => {
-        router.endpoint(testChat, async () => ({ ok: true }));
         router.endpoint(slow, () => new Promise((resolve) => waiting.push(() => resolve({ ok: true }))));
       },
     },
@@ -151,9 +149,9 @@ test('a client that goes away frees its slot', async () => {
 test('an account without credits gets 429 on an endpoint that runs a model, and is served once credited', async () => {
   const account = await server.createAccount(0);
   const { key } = await server.createKey({ account_id: account.id });
-  await expect429(await post('/v1/test/chat/completions', key));
+  await expect429(await post('/v1/chat/completions', key));
   // Endpoints that spend nothing still answer.
   assert.equal((await server.fetch('/v1/models', { key })).status, 200);
   assert.equal((await server.admin('POST', `/accounts/${account.id}/credits`, { amount: 5 })).status, 200);
-  assert.equal((await post('/v1/test/chat/completions', key)).status, 200);
+  assert.equal((await post('/v1/chat/completions', key)).status, 200);
 });

@@ -29,7 +29,7 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export async function openStore(database: Config['database']): Promise<Store> {
   const sqlite = database.kind === 'sqlite' ? openSqlite(database.file) : null;
   const db = sqlite
-    ? new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+    ? new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
     : new Kysely<Database>({
         dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: (database as { url: string }).url, max: 10 }) }),
       });
@@ -49,6 +49,25 @@ export async function openStore(database: Config['database']): Promise<Store> {
     throw err;
   }
   return store;
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew; compiling the same SQL text again is
+ * a large share of a short query's cost. This keeps prepared statements by SQL text
+ * (bounded: query shapes are few, but IN-lists vary).
+ */
+function withStatementCache(conn: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (source: string) => {
+    let stmt = cache.get(source);
+    if (!stmt) {
+      if (cache.size >= 1000) cache.clear();
+      stmt = conn.prepare(source);
+      cache.set(source, stmt);
+    }
+    return stmt;
+  };
+  return new Proxy(conn, { get: (target, prop, receiver) => (prop === 'prepare' ? prepare : Reflect.get(target, prop, receiver)) });
 }
 
 function sqliteAppender(conn: SQLite.Database): Store['appendRows'] {
