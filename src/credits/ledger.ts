@@ -2,12 +2,11 @@
 // settle to the actual charge when it ends, release the rest. An account's available
 // balance is its balance minus open reservations; a reservation is taken with one
 // conditional UPDATE, so concurrent requests can never overdraw the account.
+// The books: balance = grants (credit_transactions) - charges (credit_reservations).
 import { sql, type Kysely } from 'kysely';
-import { newId } from '../ids.ts';
 import type { Database } from '../store/schema.ts';
 
 export interface Reservation {
-  id: string;
   accountId: string;
   requestId: string;
   /** micro-credits held */
@@ -19,7 +18,7 @@ export class Ledger {
 
   /** Holds `amount` micro-credits; null when the account cannot cover it. */
   async reserve(accountId: string, keyId: string | null, requestId: string, amount: number): Promise<Reservation | null> {
-    const reservation: Reservation = { id: newId('rsv_'), accountId, requestId, amount: Math.max(1, Math.ceil(amount)) };
+    const reservation: Reservation = { accountId, requestId, amount: Math.max(1, Math.ceil(amount)) };
     return this.db.transaction().execute(async (trx) => {
       const held = await trx
         .updateTable('accounts')
@@ -30,7 +29,7 @@ export class Ledger {
       if (Number(held.numUpdatedRows) !== 1) return null;
       await trx
         .insertInto('credit_reservations')
-        .values({ id: reservation.id, account_id: accountId, key_id: keyId, request_id: requestId, amount: reservation.amount, status: 'open', charged: 0, created_at: Date.now(), settled_at: null })
+        .values({ account_id: accountId, key_id: keyId, request_id: requestId, amount: reservation.amount, status: 'open', charged: 0, created_at: Date.now(), settled_at: null })
         .execute();
       return reservation;
     });
@@ -46,7 +45,7 @@ export class Ledger {
       const closed = await trx
         .updateTable('credit_reservations')
         .set({ status: charge > 0 ? 'settled' : 'released', charged: charge, settled_at: Date.now() })
-        .where('id', '=', reservation.id)
+        .where('request_id', '=', reservation.requestId)
         .where('status', '=', 'open')
         .executeTakeFirst();
       if (Number(closed.numUpdatedRows) !== 1) return 0;
@@ -55,12 +54,6 @@ export class Ledger {
         .set({ reserved: sql`reserved - ${reservation.amount}`, balance: sql`balance - ${charge}` })
         .where('id', '=', reservation.accountId)
         .execute();
-      if (charge > 0) {
-        await trx
-          .insertInto('credit_transactions')
-          .values({ id: newId('ctx_'), account_id: reservation.accountId, amount: -charge, reason: 'usage', request_id: reservation.requestId, created_at: Date.now() })
-          .execute();
-      }
       return charge;
     });
   }
@@ -80,11 +73,7 @@ export class Ledger {
       const delta = Math.min(wanted - row.charged, Math.max(0, account.balance));
       if (delta === 0) return row.charged;
       await trx.updateTable('accounts').set({ balance: sql`balance - ${delta}` }).where('id', '=', row.account_id).execute();
-      await trx.updateTable('credit_reservations').set({ charged: row.charged + delta, status: 'settled' }).where('id', '=', row.id).execute();
-      await trx
-        .insertInto('credit_transactions')
-        .values({ id: newId('ctx_'), account_id: row.account_id, amount: -delta, reason: 'usage correction', request_id: requestId, created_at: Date.now() })
-        .execute();
+      await trx.updateTable('credit_reservations').set({ charged: row.charged + delta, status: 'settled' }).where('request_id', '=', requestId).execute();
       return row.charged + delta;
     });
   }
@@ -97,7 +86,7 @@ export class Ledger {
       .where('status', '=', 'open')
       .where('created_at', '<', now - olderThanMs)
       .execute();
-    for (const r of stale) await this.settle({ id: r.id, accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
+    for (const r of stale) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
     return stale.length;
   }
 }
