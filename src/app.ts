@@ -7,6 +7,9 @@ import { adminRoutes } from './api/admin/routes.ts';
 import { healthRoutes } from './api/health/routes.ts';
 import { metaRoutes } from './api/meta/routes.ts';
 import { chatRoutes } from './api/chat/routes.ts';
+import { StoredCompletions } from './api/chat/stored-completions.ts';
+import { storedChatRoutes } from './api/chat/stored-routes.ts';
+import { startSweeper } from './jobs/expiry-sweep.ts';
 import { completionsRoutes } from './api/completions/routes.ts';
 import { modelsRoutes } from './api/models/routes.ts';
 import { unsupportedRoutes } from './api/unsupported/routes.ts';
@@ -66,13 +69,22 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   healthRoutes(http, services);
   unsupportedRoutes(http);
   modelsRoutes(router);
-  chatRoutes(router, { save: async () => undefined });
+  const stored = new StoredCompletions(store.db);
+  chatRoutes(router, stored);
+  storedChatRoutes(router, stored);
   completionsRoutes(router);
   adminRoutes(http, services);
   options.routes?.(router);
   // Last: the published contract lists what the routes above registered.
   metaRoutes(router);
   await http.ready();
+
+  // Durable housekeeping: expired stored completions, and reservations a crashed
+  // instance left open (no model call runs this long).
+  const jobs = [
+    startSweeper({ name: 'stored completions expiry', intervalMs: 60 * 60_000, run: () => stored.sweepExpired(), log: http.log }),
+    startSweeper({ name: 'stale reservations', intervalMs: 5 * 60_000, run: () => services.ledger.releaseStale(60 * 60_000), log: http.log }),
+  ];
 
   let closing: Promise<void> | undefined;
   return {
@@ -88,6 +100,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         } finally {
           clearInterval(closeIdle);
         }
+        await Promise.all(jobs.map((j) => j.stop()));
         await services.activity.close();
         await services.limits.close();
         await store.close();

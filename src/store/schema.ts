@@ -84,10 +84,10 @@ export interface ActivityTable {
 }
 
 export interface CreditReservationsTable {
-  id: string;
+  /** primary key: one entry per request */
+  request_id: string;
   account_id: string;
   key_id: string | null;
-  request_id: string;
   /** micro-credits held */
   amount: number;
   status: 'open' | 'settled' | 'released';
@@ -95,6 +95,30 @@ export interface CreditReservationsTable {
   charged: number;
   created_at: number;
   settled_at: number | null;
+}
+
+/** A `store: true` chat completion, kept 30 days (migration 0002). */
+export interface ChatCompletionsTable {
+  /** chatcmpl-… */
+  id: string;
+  account_id: string;
+  model: string;
+  created_at: number;
+  /** created_at + 30 days; rows past it are invisible before the sweep deletes them */
+  expires_at: number;
+  /** JSON Record<string, string> ('{}' when none) */
+  metadata: string;
+  /** JSON chat.completion object as returned to the client */
+  completion: string;
+  /** JSON array of the request messages as sent */
+  messages: string;
+}
+
+/** One metadata pair of a stored chat completion, for SQL filtering; deleted with it (cascade). */
+export interface ChatCompletionMetadataTable {
+  completion_id: string;
+  key: string;
+  value: string;
 }
 
 export interface MetaTable {
@@ -110,6 +134,8 @@ export interface Database {
   activity: ActivityTable;
   credit_reservations: CreditReservationsTable;
   meta: MetaTable;
+  chat_completions: ChatCompletionsTable;
+  chat_completion_metadata: ChatCompletionMetadataTable;
 }
 
 export type { Generated };

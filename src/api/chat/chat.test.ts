@@ -235,3 +235,46 @@ describe('text completions', () => {
     assert.ok(svc > 0);
   });
 });
+
+describe('stored chat completions', () => {
+  test('store: true keeps the completion: retrieve, list by metadata, messages, update, delete', async () => {
+    const created = await client.chat.completions.create({
+      model: 'agent',
+      messages: [{ role: 'system', content: 'Be brief.' }, ...user('What is 6 * 7?')],
+      store: true,
+      metadata: { run: 'stored-1' },
+    });
+    const got = await client.chat.completions.retrieve(created.id);
+    assert.equal(got.id, created.id);
+    assert.equal(got.choices[0]!.message.content, created.choices[0]!.message.content);
+    assert.deepEqual((got as unknown as { metadata: unknown }).metadata, { run: 'stored-1' });
+
+    const listed = await client.chat.completions.list({ metadata: { run: 'stored-1' } });
+    assert.deepEqual(listed.data.map((c) => c.id), [created.id]);
+    const messages = await client.chat.completions.messages.list(created.id);
+    assert.deepEqual(messages.data.map((m) => m.role), ['system', 'user']);
+
+    const updated = await client.chat.completions.update(created.id, { metadata: { run: 'stored-1', reviewed: 'yes' } });
+    assert.equal((updated as unknown as { metadata: Record<string, string> }).metadata.reviewed, 'yes');
+    const deleted = await client.chat.completions.delete(created.id);
+    assert.deepEqual(deleted, { id: created.id, object: 'chat.completion.deleted', deleted: true });
+    await assert.rejects(client.chat.completions.retrieve(created.id), OpenAI.NotFoundError);
+  });
+
+  test('a streamed completion with store: true is kept; without store it is not', async () => {
+    const stream = await client.chat.completions.create({ model: 'agent', messages: user('hello'), stream: true, store: true });
+    let id = '';
+    let text = '';
+    for await (const c of stream) {
+      id = c.id;
+      text += c.choices[0]?.delta.content ?? '';
+    }
+    const got = await client.chat.completions.retrieve(id);
+    assert.equal(got.choices[0]!.message.content, text);
+    const plain = await client.chat.completions.create({ model: 'agent', messages: user('hello') });
+    await assert.rejects(client.chat.completions.retrieve(plain.id), OpenAI.NotFoundError);
+    // Another account cannot see it.
+    const other = server.openai((await server.createKey()).key);
+    await assert.rejects(other.chat.completions.retrieve(id), OpenAI.NotFoundError);
+  });
+});

@@ -1,10 +1,12 @@
 // The one migration set, applied at start on SQLite and PostgreSQL alike.
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_core.ts';
+import * as m0002 from './0002_chat_completions.ts';
 import * as m0003 from './0003_credit_reservations.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
+  '0002_chat_completions': m0002,
   '0003_credit_reservations': m0003,
 };
 
