@@ -42,7 +42,7 @@ export interface AppOptions {
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const http = createHttpServer(config);
-  const store = await openStore(config.database);
+  const store = await openStore(config.database, (err) => http.log.warn({ err }, 'idle database connection failed'));
   const accounts = new AccountsService(store.db);
   const services: Services = {
     config,

@@ -26,13 +26,12 @@ export interface Store {
 // BIGINT columns hold micro-credits and millisecond times, well inside 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-export async function openStore(database: Config['database']): Promise<Store> {
+/** `onIdleError`: a pooled PostgreSQL connection failed while idle (e.g. the server restarted). */
+export async function openStore(database: Config['database'], onIdleError: (err: Error) => void = () => undefined): Promise<Store> {
   const sqlite = database.kind === 'sqlite' ? openSqlite(database.file) : null;
   const db = sqlite
     ? new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
-    : new Kysely<Database>({
-        dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: (database as { url: string }).url, max: 10 }) }),
-      });
+    : new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool((database as { url: string }).url, onIdleError) }) });
   const store: Store = {
     db,
     kind: database.kind,
@@ -93,6 +92,14 @@ async function postgresAppend<T extends keyof Database & string>(db: Kysely<Data
   for (let i = 0; i < rows.length; i += 500) {
     await db.insertInto(table).values(rows.slice(i, i + 500) as never).execute();
   }
+}
+
+function postgresPool(url: string, onIdleError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // Without a listener an idle client's error (server restart, connection killed) would
+  // be thrown as an uncaught exception and stop the process; the pool replaces the client.
+  pool.on('error', onIdleError);
+  return pool;
 }
 
 function openSqlite(file: string): SQLite.Database {
