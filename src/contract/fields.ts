@@ -180,3 +180,11 @@ export const promptCacheFields: FieldTable = {
   ),
   prompt_cache_retention: noEffect('accepted without effect', z.enum(['in_memory', '24h']).nullable()),
 };
+
+/** Streaming rows shared by chat and text completions (SPEC: usage chunk with usage.svc; obfuscation without effect). */
+export const streamFields = {
+  stream: applied(z.boolean().nullable(), 'server-sent events'),
+  stream_options: applied(streamOptionsSchema, 'include_usage adds a final usage chunk'),
+  'stream_options.include_usage': applied(z.boolean(), 'adds a final usage chunk carrying usage.svc'),
+  'stream_options.include_obfuscation': noEffect('accepted without effect', z.boolean()),
+} as const;

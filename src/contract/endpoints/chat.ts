@@ -1,6 +1,7 @@
 // Chat completions and stored chat completions (SPEC "Chat completions", "Stored chat completion").
 import { z } from 'zod';
 import {
+  streamFields,
   applied,
   deletionSchema,
   effortOnlyReasoningSchema,
@@ -11,7 +12,6 @@ import {
   maxTokensSchema,
   metadataSchema,
   modelField,
-  noEffect,
   penaltySchema,
   promptCacheFields,
   reasoningEffortSchema,
@@ -21,7 +21,6 @@ import {
   samplingExtensionFields,
   seedSchema,
   stopSchema,
-  streamOptionsSchema,
   temperatureSchema,
   topLogprobsSchema,
   topPSchema,
@@ -74,10 +73,7 @@ export const createChatCompletion = defineEndpoint({
       top_logprobs: applied(topLogprobsSchema, '0 to 20'),
       seed: applied(seedSchema, 'best-effort determinism'),
       stop: applied(stopSchema, 'up to 4 sequences'),
-      stream: applied(z.boolean().nullable(), 'server-sent events'),
-      stream_options: applied(streamOptionsSchema, 'include_usage adds a final usage chunk'),
-      'stream_options.include_usage': applied(z.boolean(), 'adds a final usage chunk carrying usage.svc'),
-      'stream_options.include_obfuscation': noEffect('accepted without effect', z.boolean()),
+      ...streamFields,
       response_format: applied(responseFormatSchema, 'text, json_object or json_schema'),
       reasoning_effort: applied(reasoningEffortSchema, 'none to xhigh, on models that reason'),
       reasoning: applied(effortOnlyReasoningSchema, 'takes only effort (extension)'),
