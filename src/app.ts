@@ -53,7 +53,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs),
-    ledger: new Ledger(store.db),
+    ledger: new Ledger(store),
     chat: options.chat ?? createChatBackend(config, options.env),
   };
 
@@ -102,6 +102,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         }
         await Promise.all(jobs.map((j) => j.stop()));
         await services.activity.close();
+        await services.chat.provider.close?.();
         await services.limits.close();
         await store.close();
         (http.log as { flush?: () => void }).flush?.();

@@ -3,7 +3,9 @@
 // balance is its balance minus open reservations; a reservation is taken with one
 // conditional UPDATE, so concurrent requests can never overdraw the account.
 // The books: balance = grants (credit_transactions) - charges (credit_reservations).
-import { sql, type Kysely } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
+import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 
 export interface Reservation {
@@ -13,26 +15,82 @@ export interface Reservation {
   amount: number;
 }
 
+/**
+ * The two statements every model call runs, written per dialect because they are the
+ * hot path: on SQLite, prepared statements run synchronously; on
+ * PostgreSQL, one statement each (data-modifying CTEs), so one round trip and no
+ * explicit transaction. On SQLite the writes of concurrent requests share commits
+ * (store/group-commit.ts). Query building would cost more than the queries themselves.
+ */
+interface LedgerStatements {
+  /** Holds `amount` when balance - reserved covers it and opens the entry; false when it cannot. */
+  reserve(r: Reservation, keyId: string | null, now: number): Promise<boolean>;
+  /** Closes the open entry with `charge` and releases the hold; false when it was not open. */
+  settle(r: Reservation, charge: number, now: number): Promise<boolean>;
+}
+
+function sqliteStatements(write: NonNullable<Store['sqliteWrite']>): LedgerStatements {
+  let prepared: { reserve: (r: Reservation, keyId: string | null, now: number) => boolean; settle: (r: Reservation, charge: number, now: number) => boolean } | undefined;
+  const statements = (conn: SQLite.Database) => {
+    if (prepared) return prepared;
+    const hold = conn.prepare('update accounts set reserved = reserved + ? where id = ? and balance - reserved >= ?');
+    const open = conn.prepare(
+      "insert into credit_reservations (account_id, key_id, request_id, amount, status, charged, created_at, settled_at) values (?, ?, ?, ?, 'open', 0, ?, null)",
+    );
+    const close = conn.prepare("update credit_reservations set status = ?, charged = ?, settled_at = ? where request_id = ? and status = 'open'");
+    const release = conn.prepare('update accounts set reserved = reserved - ?, balance = balance - ? where id = ?');
+    prepared = {
+      reserve: (r, keyId, now) => {
+        if (hold.run(r.amount, r.accountId, r.amount).changes !== 1) return false;
+        open.run(r.accountId, keyId, r.requestId, r.amount, now);
+        return true;
+      },
+      settle: (r, charge, now) => {
+        if (close.run(charge > 0 ? 'settled' : 'released', charge, now, r.requestId).changes !== 1) return false;
+        release.run(r.amount, charge, r.accountId);
+        return true;
+      },
+    };
+    return prepared;
+  };
+  // Each runs inside a group-commit transaction: a throw rolls back its own writes.
+  return {
+    reserve: (r, keyId, now) => write((conn) => statements(conn).reserve(r, keyId, now)),
+    settle: (r, charge, now) => write((conn) => statements(conn).settle(r, charge, now)),
+  };
+}
+
+function postgresStatements(db: Kysely<Database>): LedgerStatements {
+  const reserve = `with held as (
+      update accounts set reserved = reserved + $1::bigint where id = $2 and balance - reserved >= $1::bigint returning id)
+    insert into credit_reservations (account_id, key_id, request_id, amount, status, charged, created_at, settled_at)
+      select id, $3::text, $4::text, $1::bigint, 'open', 0, $5::bigint, null from held
+    returning request_id`;
+  const settle = `with closed as (
+      update credit_reservations set status = $1, charged = $2::bigint, settled_at = $3::bigint where request_id = $4 and status = 'open' returning account_id, amount)
+    update accounts set reserved = accounts.reserved - closed.amount, balance = accounts.balance - $2::bigint
+      from closed where accounts.id = closed.account_id
+    returning accounts.id`;
+  return {
+    reserve: async (r, keyId, now) => (await db.executeQuery(CompiledQuery.raw(reserve, [r.amount, r.accountId, keyId, r.requestId, now]))).rows.length === 1,
+    settle: async (r, charge, now) =>
+      (await db.executeQuery(CompiledQuery.raw(settle, [charge > 0 ? 'settled' : 'released', charge, now, r.requestId]))).rows.length === 1,
+  };
+}
+
 export class Ledger {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly db: Kysely<Database>;
+  private readonly statements: LedgerStatements;
+
+  constructor(store: Store) {
+    this.db = store.db;
+    this.statements = store.sqliteWrite ? sqliteStatements(store.sqliteWrite) : postgresStatements(store.db);
+  }
 
   /** Holds `amount` micro-credits; null when the account cannot cover it. */
   async reserve(accountId: string, keyId: string | null, requestId: string, amount: number): Promise<Reservation | null> {
     const reservation: Reservation = { accountId, requestId, amount: Math.max(1, Math.ceil(amount)) };
-    return this.db.transaction().execute(async (trx) => {
-      const held = await trx
-        .updateTable('accounts')
-        .set({ reserved: sql`reserved + ${reservation.amount}` })
-        .where('id', '=', accountId)
-        .where(sql<boolean>`balance - reserved >= ${reservation.amount}`)
-        .executeTakeFirst();
-      if (Number(held.numUpdatedRows) !== 1) return null;
-      await trx
-        .insertInto('credit_reservations')
-        .values({ account_id: accountId, key_id: keyId, request_id: requestId, amount: reservation.amount, status: 'open', charged: 0, created_at: Date.now(), settled_at: null })
-        .execute();
-      return reservation;
-    });
+    return (await this.statements.reserve(reservation, keyId, Date.now())) ? reservation : null;
   }
 
   /**
@@ -41,21 +99,7 @@ export class Ledger {
    */
   async settle(reservation: Reservation, actual: number): Promise<number> {
     const charge = Math.max(0, Math.min(reservation.amount, Math.round(actual)));
-    return this.db.transaction().execute(async (trx) => {
-      const closed = await trx
-        .updateTable('credit_reservations')
-        .set({ status: charge > 0 ? 'settled' : 'released', charged: charge, settled_at: Date.now() })
-        .where('request_id', '=', reservation.requestId)
-        .where('status', '=', 'open')
-        .executeTakeFirst();
-      if (Number(closed.numUpdatedRows) !== 1) return 0;
-      await trx
-        .updateTable('accounts')
-        .set({ reserved: sql`reserved - ${reservation.amount}`, balance: sql`balance - ${charge}` })
-        .where('id', '=', reservation.accountId)
-        .execute();
-      return charge;
-    });
+    return (await this.statements.settle(reservation, charge, Date.now())) ? charge : 0;
   }
 
   /**

@@ -111,6 +111,8 @@ export interface ChatProvider {
   chat(request: ChatRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
   /** Text completion (legacy endpoint). */
   complete(request: CompletionRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  /** Releases what the provider holds (an upstream connection pool); called at shutdown. */
+  close?(): Promise<void>;
 }
 
 /** A provider failure the HTTP layer maps to 502 upstream_error. */

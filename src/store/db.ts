@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
+import { GroupCommit, type Write } from './group-commit.ts';
 import { migrationProvider } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -18,6 +19,18 @@ export interface Store {
    * rows a second); on PostgreSQL it is a multi-row insert.
    */
   appendRows<T extends keyof Database & string>(table: T, rows: readonly Database[T][]): Promise<void>;
+  /**
+   * SQLite only (undefined on PostgreSQL): runs `fn` on the raw better-sqlite3 connection
+   * while holding Kysely's connection lock, so it can neither interleave with nor land
+   * inside a Kysely transaction that is awaiting between statements. For hot paths
+   * (the credit ledger) that run a few prepared statements synchronously.
+   */
+  readonly sqliteSync?: <T>(fn: (conn: SQLite.Database) => T) => Promise<T>;
+  /**
+   * SQLite only: runs `write` in a transaction shared with the other writes queued in the
+   * same turn of the event loop (group-commit.ts); resolves after that commit.
+   */
+  readonly sqliteWrite?: <T>(write: Write<T>) => Promise<T>;
   /** Throws when the database cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -32,10 +45,16 @@ export async function openStore(database: Config['database'], onIdleError: (err:
   const db = sqlite
     ? new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
     : new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool((database as { url: string }).url, onIdleError) }) });
+  const sqliteSync = sqlite
+    ? <T>(fn: (conn: SQLite.Database) => T): Promise<T> => db.getExecutor().provideConnection(async () => fn(sqlite))
+    : undefined;
+  const group = sqlite ? new GroupCommit(sqlite, (fn) => db.getExecutor().provideConnection(async () => fn())) : undefined;
   const store: Store = {
     db,
     kind: database.kind,
-    appendRows: sqlite ? sqliteAppender(sqlite) : (table, rows) => postgresAppend(db, table, rows),
+    appendRows: sqlite && sqliteSync ? sqliteAppender(sqlite, sqliteSync) : (table, rows) => postgresAppend(db, table, rows),
+    ...(sqliteSync ? { sqliteSync } : {}),
+    ...(group ? { sqliteWrite: <T>(write: Write<T>) => group.run(write) } : {}),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -69,7 +88,7 @@ function withStatementCache(conn: SQLite.Database): SQLite.Database {
   return new Proxy(conn, { get: (target, prop, receiver) => (prop === 'prepare' ? prepare : Reflect.get(target, prop, receiver)) });
 }
 
-function sqliteAppender(conn: SQLite.Database): Store['appendRows'] {
+function sqliteAppender(conn: SQLite.Database, sync: NonNullable<Store['sqliteSync']>): Store['appendRows'] {
   const statements = new Map<string, { columns: string[]; run: (rows: readonly Record<string, unknown>[]) => void }>();
   return async (table, rows) => {
     if (rows.length === 0) return;
@@ -83,7 +102,8 @@ function sqliteAppender(conn: SQLite.Database): Store['appendRows'] {
       entry = { columns, run };
       statements.set(table, entry);
     }
-    entry.run(rows as unknown as readonly Record<string, unknown>[]);
+    const { run } = entry;
+    await sync(() => run(rows as unknown as readonly Record<string, unknown>[]));
   };
 }
 

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
+import { Agent } from 'undici';
 import { ProviderError } from '../../types.ts';
 import { fixture, replaySse, startFakeUpstream } from './fake-upstream.test-support.ts';
 import { createOpenAICompatibleProvider } from './provider.ts';
@@ -104,12 +105,14 @@ describe('errors and retries', () => {
     const baseUrl = closed.baseUrl;
     await closed.close(); // nothing listens there now
     let calls = 0;
-    const counting: typeof fetch = (input, init) => {
+    const pool = new Agent();
+    const counting = pool.compose((dispatch) => (opts, handler) => {
       calls++;
-      return fetch(input, init);
-    };
-    const p = createOpenAICompatibleProvider(makeConfig(baseUrl), { fetch: counting, retryBaseMs: 5 });
+      return dispatch(opts, handler);
+    });
+    const p = createOpenAICompatibleProvider(makeConfig(baseUrl), { dispatcher: counting, retryBaseMs: 5 });
     const { error } = await collect(p.chat(ask, new AbortController().signal));
+    await pool.close();
     assert.ok(error instanceof ProviderError);
     assert.match(error.message, /^upstream connection failed: .*ECONNREFUSED/);
     assert.equal(calls, 3);

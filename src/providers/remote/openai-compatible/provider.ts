@@ -1,7 +1,7 @@
 // The OpenAI-compatible upstream as a ChatProvider: map the request, open the
 // stream (transport.ts), parse SSE, map chunks to events.
 //
-// Abort contract: when `signal` aborts, the upstream fetch is aborted at once (the
+// Abort contract: when `signal` aborts, the upstream request is aborted at once (the
 // upstream sees its connection close) and the generator throws `signal.reason`
 // unchanged (a DOMException named 'AbortError' when abort() was called without a
 // reason). It never wraps an abort in ProviderError and never retries after one.
@@ -11,10 +11,10 @@ import { ProviderError } from '../../types.ts';
 import type { UpstreamConfig } from './config.ts';
 import { errorInPayload, streamError } from './errors.ts';
 import { toChatBody, toCompletionBody } from './request-mapping.ts';
-import { parseSse } from './sse-parser.ts';
+import { SseParser, type SseEvent } from './sse-parser.ts';
 import { StreamMapper } from './stream-mapping.ts';
 import type { StreamKind } from './stream-mapping.ts';
-import { UpstreamCall } from './transport.ts';
+import { newUpstreamPool, UpstreamCall, upstreamTarget } from './transport.ts';
 import type { TransportOptions } from './transport.ts';
 
 export type ProviderOptions = Partial<TransportOptions>;
@@ -27,22 +27,35 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-async function readAll(bytes: AsyncIterable<Uint8Array>): Promise<string> {
+async function readAll(call: UpstreamCall, first: Uint8Array): Promise<string> {
   const decoder = new TextDecoder();
   let text = '';
-  for await (const chunk of bytes) text += decoder.decode(chunk, { stream: true });
+  for (let chunk: Uint8Array | null = first; chunk; chunk = await call.read()) text += decoder.decode(chunk, { stream: true });
   return text + decoder.decode();
 }
 
+/** An `event: error` frame (OpenRouter and others report failures mid-stream this way). */
+function errorEvent(sse: SseEvent): ProviderError {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(sse.data);
+  } catch {
+    // plain-text error event
+  }
+  return streamError(errorInPayload(payload) ?? { message: sse.data.slice(0, 500) });
+}
+
 export function createOpenAICompatibleProvider(config: UpstreamConfig, options: ProviderOptions = {}): ChatProvider {
+  const ownPool = options.dispatcher ? undefined : newUpstreamPool();
   const transport: TransportOptions = {
     retryBaseMs: options.retryBaseMs ?? 200,
-    fetch: options.fetch ?? ((input, init) => fetch(input, init)), // unbound, as fetch wants
+    dispatcher: options.dispatcher ?? ownPool!,
   };
+  const target = upstreamTarget(config);
 
   async function* run(kind: StreamKind, path: string, body: unknown, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     signal.throwIfAborted();
-    const call = new UpstreamCall(config, signal, transport);
+    const call = new UpstreamCall(config, target, signal, transport);
     const mapper = new StreamMapper(kind);
     let finished = false;
     try {
@@ -50,7 +63,7 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
 
       // A server that ignores `stream: true` answers one JSON object.
       if (opened.contentType.includes('application/json')) {
-        const events = mapper.whole(parseJson(await readAll(opened.bytes), 'its response'));
+        const events = mapper.whole(parseJson(await readAll(call, opened.first), 'its response'));
         finished = true;
         for (const event of events) {
           signal.throwIfAborted();
@@ -59,26 +72,39 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
         return;
       }
 
+      const parser = new SseParser();
       let sawDone = false;
-      for await (const sse of parseSse(opened.bytes)) {
-        if (sse.data === '[DONE]') {
-          sawDone = true;
-          break; // the answer is complete; close(true) reads off whatever follows
-        }
-        if (sse.event === 'error') {
-          let payload: unknown;
-          try {
-            payload = JSON.parse(sse.data);
-          } catch {
-            // plain-text error event
+      let failure: unknown;
+      // The SSE events of one network chunk, mapped; stops at [DONE] (the answer is
+      // complete; close(true) reads off whatever follows) or at a failure, which is
+      // thrown after the events before it.
+      const map = (frames: SseEvent[]): ProviderEvent[] => {
+        const out: ProviderEvent[] = [];
+        try {
+          for (const sse of frames) {
+            if (sse.data === '[DONE]') {
+              sawDone = true;
+              break;
+            }
+            if (sse.event === 'error') throw errorEvent(sse);
+            for (const event of mapper.push(parseJson(sse.data, 'the stream'))) out.push(event);
           }
-          throw streamError(errorInPayload(payload) ?? { message: sse.data.slice(0, 500) });
+        } catch (err) {
+          failure = err;
         }
-        for (const event of mapper.push(parseJson(sse.data, 'the stream'))) {
+        return out;
+      };
+      for (let chunk: Uint8Array | null = opened.first; chunk; chunk = sawDone ? null : await call.read()) {
+        for (const event of map(parser.push(chunk))) {
           // Events already buffered must not leak out after the caller went away.
           signal.throwIfAborted();
           yield event;
         }
+        if (failure) throw failure;
+      }
+      if (!sawDone) {
+        yield* map(parser.end());
+        if (failure) throw failure;
       }
       signal.throwIfAborted();
       const tail = mapper.end(sawDone);
@@ -98,6 +124,9 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     },
     complete(request: CompletionRequest, signal: AbortSignal) {
       return run('completion', '/completions', toCompletionBody(request, config), signal);
+    },
+    async close() {
+      await ownPool?.close();
     },
   };
 }

@@ -1,21 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseSse } from './sse-parser.ts';
+import { SseParser } from './sse-parser.ts';
 import type { SseEvent } from './sse-parser.ts';
 
 async function parse(chunks: (string | Uint8Array)[]): Promise<SseEvent[]> {
   const encoder = new TextEncoder();
-  async function* source() {
-    for (const c of chunks) yield typeof c === 'string' ? encoder.encode(c) : c;
-  }
+  const parser = new SseParser();
   const out: SseEvent[] = [];
-  for await (const ev of parseSse(source())) out.push(ev);
+  for (const c of chunks) out.push(...parser.push(typeof c === 'string' ? encoder.encode(c) : c));
+  out.push(...parser.end());
   return out;
 }
 
 const msg = (data: string, event = 'message'): SseEvent => ({ event, data });
 
-describe('parseSse', () => {
+describe('SseParser', () => {
   it('parses data events and [DONE]', async () => {
     assert.deepEqual(await parse(['data: {"a":1}\n\ndata: [DONE]\n\n']), [msg('{"a":1}'), msg('[DONE]')]);
   });

@@ -1,9 +1,13 @@
 // One upstream call: POST with retries before the first body byte, a first-byte
-// timeout per attempt, a total timeout, and the caller's abort signal wired into
-// the fetch so a client that goes away closes the upstream connection at once.
+// timeout per attempt, a total timeout, and the caller's abort signal wired into the
+// request so a client that goes away closes the upstream connection at once.
 //
-// Node's global fetch (undici) keeps connections alive and pools them per origin
-// by default, so consecutive calls reuse sockets without extra setup.
+// Requests go through undici's dispatcher API (a kept-alive connection pool per
+// provider, Node streams for the body) rather than fetch: fetch's WHATWG streams, request
+// cloning and signal plumbing cost several times the rest of the proxy path
+// (bench/chat.ts; measured 360 µs of CPU per call through fetch against 85 µs here).
+import { STATUS_CODES } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamConfig } from './config.ts';
 import { messageFromErrorBody } from './errors.ts';
@@ -11,13 +15,40 @@ import { messageFromErrorBody } from './errors.ts';
 export interface TransportOptions {
   /** First retry delay; doubles each time (200, 400, 800 ms...). */
   retryBaseMs: number;
-  fetch: typeof fetch;
+  /** The connection pool the calls go through (tests wrap it to count attempts). */
+  dispatcher: Dispatcher;
+}
+
+/** A pool of kept-alive upstream connections; close it when the provider is retired. */
+export function newUpstreamPool(): Agent {
+  // Timeouts are ours (UpstreamCall): undici's own header/body timers are switched off so
+  // there is one source of truth for how long a call may take.
+  return new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
 }
 
 export interface OpenedStream {
   contentType: string;
-  /** The body, first chunk included; iterate once. */
-  bytes: AsyncIterable<Uint8Array>;
+  /** The body's first (non-empty) chunk; the rest come from UpstreamCall.read(). */
+  first: Uint8Array;
+}
+
+/** What every call to one upstream shares: where it goes and the fixed headers. */
+export interface UpstreamTarget {
+  origin: string;
+  /** The base URL's path, e.g. '/v1' (no trailing slash). */
+  basePath: string;
+  headers: Record<string, string>;
+}
+
+export function upstreamTarget(config: UpstreamConfig): UpstreamTarget {
+  const url = new URL(config.baseUrl);
+  // Header names are case-insensitive: lower-casing them first means a second spelling
+  // replaces the first instead of being sent twice.
+  const headers: Record<string, string> = { accept: 'text/event-stream, application/json' };
+  for (const [name, value] of Object.entries(config.headers)) headers[name.toLowerCase()] = value;
+  headers['content-type'] = 'application/json';
+  if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
+  return { origin: url.origin, basePath: url.pathname.replace(/\/+$/, ''), headers };
 }
 
 const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
@@ -38,69 +69,61 @@ class UpstreamHttpError extends ProviderError {
   }
 }
 
-// Abort reasons we set ourselves, to tell them apart from the caller's.
-class TotalTimeout extends Error {}
-class FirstByteTimeout extends Error {}
-
-/** Waits `ms`, or rejects as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** Seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const seconds = Number(value);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(header);
+  const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
-  if (!body) return '';
-  const reader = body.getReader();
+function headerText(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const decoder = new TextDecoder();
   let text = '';
   try {
-    while (text.length < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
+    for await (const chunk of body) {
+      text += decoder.decode(chunk as Buffer, { stream: true });
+      if (text.length >= limit) break;
     }
   } finally {
-    reader.cancel().catch(() => {});
+    body.destroy();
   }
   return text + decoder.decode();
 }
 
+type Why = 'total' | 'first-byte' | null;
+
 export class UpstreamCall {
-  private readonly total = new AbortController();
   private readonly totalTimer: NodeJS.Timeout;
   private readonly deadline: number;
-  private attempt: AbortController | undefined;
+  /** Aborts whatever is in flight now: the current attempt or the backoff before the next. */
+  private current: AbortController | undefined;
   private firstByteTimer: NodeJS.Timeout | undefined;
+  private expired: Why = null;
   private streaming = false;
-  private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  private body: Dispatcher.ResponseData['body'] | undefined;
+  private chunks: AsyncIterator<Buffer> | undefined;
   private bodyDone = false;
+  private readonly onClientAbort = () => this.current?.abort(this.clientSignal.reason);
 
   constructor(
     private readonly config: UpstreamConfig,
+    private readonly target: UpstreamTarget,
     private readonly clientSignal: AbortSignal,
     private readonly options: TransportOptions,
   ) {
     this.deadline = Date.now() + config.timeoutMs;
-    this.totalTimer = setTimeout(() => this.total.abort(new TotalTimeout()), config.timeoutMs);
+    this.totalTimer = setTimeout(() => {
+      this.expired = 'total';
+      this.current?.abort();
+    }, config.timeoutMs);
+    clientSignal.addEventListener('abort', this.onClientAbort, { once: true });
   }
 
   /** POSTs `body` and resolves once the first byte of a 2xx body has arrived. */
@@ -118,83 +141,96 @@ export class UpstreamCall {
         const backoff = this.options.retryBaseMs * 2 ** attempt;
         const wait = Math.max(backoff, failure instanceof UpstreamHttpError ? (failure.retryAfterMs ?? 0) : 0);
         if (Date.now() + wait >= this.deadline) throw failure; // no time left for another try
-        await sleep(wait, AbortSignal.any([this.clientSignal, this.total.signal])).catch((e: unknown) => {
+        await this.sleep(wait).catch((e: unknown) => {
           throw this.explain(e);
         });
       }
     }
   }
 
+  /** Waits `ms`, or rejects as soon as the client goes away or the total timeout fires. */
+  private sleep(ms: number): Promise<void> {
+    const pause = new AbortController();
+    this.current = pause;
+    return new Promise((resolve, reject) => {
+      if (this.clientSignal.aborted) return reject(this.clientSignal.reason);
+      const timer = setTimeout(resolve, ms);
+      pause.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          reject(pause.signal.reason);
+        },
+        { once: true },
+      );
+    });
+  }
+
   private async tryOnce(path: string, payload: string): Promise<OpenedStream> {
     const attempt = new AbortController();
-    this.attempt = attempt;
-    this.firstByteTimer = setTimeout(() => attempt.abort(new FirstByteTimeout()), this.config.connectTimeoutMs);
-    const signal = AbortSignal.any([this.clientSignal, this.total.signal, attempt.signal]);
+    this.current = attempt;
+    this.firstByteTimer = setTimeout(() => {
+      this.expired ??= 'first-byte';
+      attempt.abort();
+    }, this.config.connectTimeoutMs);
 
-    const res = await this.options.fetch(`${this.config.baseUrl}${path}`, {
+    const res = await this.options.dispatcher.request({
+      origin: this.target.origin,
+      path: this.target.basePath + path,
       method: 'POST',
-      headers: this.headers(),
+      headers: this.target.headers,
       body: payload,
-      signal,
+      signal: attempt.signal,
     });
 
-    if (!res.ok) {
+    if (res.statusCode < 200 || res.statusCode > 299) {
       const text = await readLimited(res.body, MAX_ERROR_BODY);
-      const detail = messageFromErrorBody(text) ?? res.statusText;
+      const detail = messageFromErrorBody(text) ?? STATUS_CODES[res.statusCode];
       throw new UpstreamHttpError(
-        `upstream returned ${res.status}${detail ? `: ${detail}` : ''}`,
-        res.status,
-        RETRYABLE.has(res.status),
-        retryAfterMs(res.headers.get('retry-after')),
+        `upstream returned ${res.statusCode}${detail ? `: ${detail}` : ''}`,
+        res.statusCode,
+        RETRYABLE.has(res.statusCode),
+        retryAfterMs(res.headers['retry-after']),
       );
     }
-    if (!res.body) throw new ProviderError('upstream answered without a body', res.status, true);
 
-    const reader = res.body.getReader();
-    let first: Uint8Array | undefined;
+    const body = res.body;
+    const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    let first: Buffer | undefined;
     try {
       while (!first) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (value.byteLength > 0) first = value;
+        const next = await chunks.next();
+        if (next.done) break;
+        if (next.value.byteLength > 0) first = next.value;
       }
     } catch (err) {
-      reader.cancel().catch(() => {});
+      body.destroy();
       throw err; // nothing received yet: explain() still calls it a (retryable) connection failure
     }
-    if (!first) throw new ProviderError('upstream closed the response without sending anything', res.status, true);
+    if (!first) throw new ProviderError('upstream closed the response without sending anything', res.statusCode, true);
     // Streaming has started: from here on nothing is retried and only the total timeout applies.
     this.streaming = true;
     clearTimeout(this.firstByteTimer);
 
-    this.reader = reader;
-    const firstChunk = first;
-    const markDone = () => {
-      this.bodyDone = true;
-    };
-    return {
-      contentType: res.headers.get('content-type') ?? '',
-      // Leaving this loop early does not cancel the body: close() decides between
-      // draining it (keeps the socket reusable) and cutting it (abort, failure).
-      bytes: (async function* () {
-        yield firstChunk;
-        for (;;) {
-          const next = await reader.read();
-          if (next.done) return markDone();
-          if (next.value.byteLength > 0) yield next.value;
-        }
-      })(),
-    };
+    this.body = body;
+    this.chunks = chunks;
+    return { contentType: headerText(res.headers['content-type']), first };
   }
 
-  private headers(): Headers {
-    // set(), not an object spread: header names are case-insensitive, so a second
-    // spelling would be appended ("Bearer a, Bearer b") instead of replaced.
-    const h = new Headers({ accept: 'text/event-stream, application/json' });
-    for (const [name, value] of Object.entries(this.config.headers)) h.set(name, value);
-    h.set('content-type', 'application/json');
-    if (this.config.apiKey) h.set('authorization', `Bearer ${this.config.apiKey}`);
-    return h;
+  /**
+   * The body's next non-empty chunk, or null at its end. Stopping before the end does not
+   * destroy the body: close() decides between draining it (keeps the socket reusable)
+   * and cutting it (abort, failure).
+   */
+  async read(): Promise<Uint8Array | null> {
+    for (;;) {
+      const next = await this.chunks!.next();
+      if (next.done) {
+        this.bodyDone = true;
+        return null;
+      }
+      if (next.value.byteLength > 0) return next.value;
+    }
   }
 
   /**
@@ -204,10 +240,10 @@ export class UpstreamCall {
   explain(err: unknown): unknown {
     if (this.clientSignal.aborted) return this.clientSignal.reason;
     if (err instanceof ProviderError) return err;
-    if (this.total.signal.aborted) {
+    if (this.expired === 'total') {
       return new ProviderError(`upstream timed out after ${this.config.timeoutMs} ms`, undefined, false);
     }
-    if (this.attempt?.signal.reason instanceof FirstByteTimeout) {
+    if (this.expired === 'first-byte') {
       // Not retried: an upstream this slow is usually overloaded, and the total timeout would be eaten anyway.
       return new ProviderError(`upstream sent no response within ${this.config.connectTimeoutMs} ms`, undefined, false);
     }
@@ -226,28 +262,29 @@ export class UpstreamCall {
   close(finished = false): void {
     clearTimeout(this.totalTimer);
     clearTimeout(this.firstByteTimer);
+    this.clientSignal.removeEventListener('abort', this.onClientAbort);
     if (this.bodyDone) return;
-    if (finished && this.reader && !this.clientSignal.aborted) {
-      void this.drain(this.reader, this.attempt);
+    if (finished && this.body && this.chunks && !this.clientSignal.aborted) {
+      void this.drain(this.body, this.chunks);
       return;
     }
-    this.attempt?.abort();
-    this.reader?.cancel().catch(() => {});
+    this.current?.abort();
+    this.body?.destroy();
   }
 
-  private async drain(reader: ReadableStreamDefaultReader<Uint8Array>, attempt: AbortController | undefined): Promise<void> {
-    const timer = setTimeout(() => attempt?.abort(), DRAIN_MS);
+  private async drain(body: Dispatcher.ResponseData['body'], chunks: AsyncIterator<Buffer>): Promise<void> {
+    const timer = setTimeout(() => body.destroy(), DRAIN_MS);
     timer.unref();
     let bytes = 0;
     try {
       for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        bytes += value.byteLength;
-        if (bytes > MAX_DRAIN_BYTES) return attempt?.abort(); // a server still talking after [DONE]: cut it
+        const next = await chunks.next();
+        if (next.done) return;
+        bytes += next.value.byteLength;
+        if (bytes > MAX_DRAIN_BYTES) return void body.destroy(); // a server still talking after [DONE]: cut it
       }
     } catch {
-      // aborted or reset: nothing to keep
+      // destroyed or reset: nothing to keep
     } finally {
       clearTimeout(timer);
     }
