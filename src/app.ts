@@ -42,7 +42,10 @@ export interface AppOptions {
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const http = createHttpServer(config);
-  const store = await openStore(config.database, (err) => http.log.warn({ err }, 'idle database connection failed'));
+  const store = await openStore(config.database, {
+    onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
+    walCheckpointMs: config.sqliteCheckpointMs,
+  });
   const accounts = new AccountsService(store.db);
   const services: Services = {
     config,

@@ -27,6 +27,7 @@ const envSchema = z.object({
   AGENT_API_BODY_LIMIT_BYTES: intFrom(10 * 1024 * 1024, 1024),
   AGENT_API_KEY_CACHE_MS: intFrom(5_000, 0),
   AGENT_API_ACTIVITY_FLUSH_MS: intFrom(50, 1),
+  AGENT_API_SQLITE_CHECKPOINT_MS: intFrom(250, 0),
   AGENT_API_SHUTDOWN_GRACE_MS: intFrom(10_000, 0),
   AGENT_API_CREDITS_PER_USD: z.coerce.number().positive().default(100),
   AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS: intFrom(4096, 1),
@@ -55,6 +56,8 @@ export interface Config {
   bodyLimitBytes: number;
   keyCacheMs: number;
   activityFlushMs: number;
+  /** SQLite: how often a worker thread checkpoints the WAL (0: SQLite does it on the committing connection). */
+  sqliteCheckpointMs: number;
   shutdownGraceMs: number;
   creditsPerUsd: number;
   /** Output cap used when a request sets none (and the basis of its credit reservation). */
@@ -98,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.AGENT_API_BODY_LIMIT_BYTES,
     keyCacheMs: e.AGENT_API_KEY_CACHE_MS,
     activityFlushMs: e.AGENT_API_ACTIVITY_FLUSH_MS,
+    sqliteCheckpointMs: e.AGENT_API_SQLITE_CHECKPOINT_MS,
     shutdownGraceMs: e.AGENT_API_SHUTDOWN_GRACE_MS,
     creditsPerUsd: e.AGENT_API_CREDITS_PER_USD,
     defaultMaxOutputTokens: e.AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS,

@@ -43,6 +43,12 @@ export type ResponseFormat =
 export interface ChatRequest {
   /** Our model id; providers map it to their own model name. */
   model: ChatModel;
+  /**
+   * false: the caller wants the answer whole, so a provider may fetch it in one piece
+   * (an upstream is then asked for JSON, not a stream); the events are the same.
+   * Default true.
+   */
+  stream?: boolean;
   messages: ChatMessage[];
   tools?: FunctionTool[];
   toolChoice?: ToolChoice;

@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Config } from '../config.ts';
 import { GroupCommit, type Write } from './group-commit.ts';
 import { migrationProvider } from './migrations/index.ts';
+import { SAFETY_NET_PAGES, startWalCheckpointer } from './wal-checkpointer.ts';
 import type { Database } from './schema.ts';
 
 export interface Store {
@@ -39,9 +40,21 @@ export interface Store {
 // BIGINT columns hold micro-credits and millisecond times, well inside 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-/** `onIdleError`: a pooled PostgreSQL connection failed while idle (e.g. the server restarted). */
-export async function openStore(database: Config['database'], onIdleError: (err: Error) => void = () => undefined): Promise<Store> {
+export interface StoreOptions {
+  /** A pooled PostgreSQL connection failed while idle (e.g. the server restarted), or a background checkpoint failed. */
+  onBackgroundError?: (err: Error) => void;
+  /** SQLite: checkpoint the WAL on a worker thread this often (ms); 0 leaves it to SQLite, on the committing connection. */
+  walCheckpointMs?: number;
+}
+
+export async function openStore(database: Config['database'], options: StoreOptions = {}): Promise<Store> {
+  const onIdleError = options.onBackgroundError ?? (() => undefined);
   const sqlite = database.kind === 'sqlite' ? openSqlite(database.file) : null;
+  const checkpointer =
+    sqlite && options.walCheckpointMs && database.kind === 'sqlite' && database.file !== ':memory:'
+      ? startWalCheckpointer(database.file, options.walCheckpointMs, (message) => onIdleError(new Error(`WAL checkpoint failed: ${message}`)))
+      : undefined;
+  if (sqlite && checkpointer) sqlite.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
   const db = sqlite
     ? new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
     : new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool((database as { url: string }).url, onIdleError) }) });
@@ -58,12 +71,15 @@ export async function openStore(database: Config['database'], onIdleError: (err:
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
   try {
     await migrate(db);
   } catch (err) {
-    await db.destroy();
+    await store.close();
     throw err;
   }
   return store;

@@ -123,6 +123,7 @@ export function toProviderRequest(body: ChatBody, maxTokens: number): MappedChat
   const { tools, toolChoice, legacy } = mapTools(body);
   const request: ChatRequest = defined({
     model: body.model as ChatModel,
+    stream: body.stream === true,
     messages,
     tools,
     toolChoice,

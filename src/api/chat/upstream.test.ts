@@ -11,7 +11,7 @@ import { toMicro } from '../../accounts/money.ts';
 
 let upstream: FakeUpstream;
 let server: TestServer;
-let mode: 'tools' | 'openrouter' | 'fail' | 'stall' | 'mid-error' = 'tools';
+let mode: 'tools' | 'openrouter' | 'fail' | 'stall' | 'hold' | 'mid-error' = 'tools';
 
 before(async () => {
   upstream = await startFakeUpstream(async (req, res) => {
@@ -21,6 +21,7 @@ before(async () => {
     } else if (mode === 'tools') await replaySse(res, fixture('openai-tool-calls.sse'));
     else if (mode === 'openrouter') await replaySse(res, fixture('openrouter-reasoning.sse'));
     else if (mode === 'mid-error') await replaySse(res, fixture('vllm-error-mid-stream.sse'));
+    else if (mode === 'hold') return; // a non-streamed answer still being written
     else {
       // A long stream: one content chunk every 20 ms until the client goes away.
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -143,4 +144,36 @@ test('a client that goes away aborts the upstream request and pays only for what
   const charged = toMicro(10) - toMicro(acct.credits);
   assert.ok(charged > 0, 'what ran is charged');
   assert.ok(charged < toMicro(0.05), `only what ran is charged (${charged} micro-credits)`);
+});
+
+test('a non-streaming request is sent upstream non-streamed; a client that leaves before the answer aborts it and pays nothing', async () => {
+  mode = 'hold';
+  const account = await server.createAccount(10);
+  const { key } = await server.createKey({ account_id: account.id });
+  const controller = new AbortController();
+  const before = upstream.requests.length;
+  const pending = server
+    .fetch('/v1/chat/completions', {
+      method: 'POST',
+      key,
+      signal: controller.signal,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'agent', messages: [{ role: 'user', content: 'x' }] }),
+    })
+    .catch((e: unknown) => e);
+  for (let i = 0; i < 400 && upstream.requests.length === before; i++) await new Promise((r) => setTimeout(r, 5));
+  const sent = upstream.requests.at(-1)!;
+  assert.equal(sent.body.stream, false);
+  assert.equal(sent.body.stream_options, undefined);
+  controller.abort();
+  assert.equal((await pending as Error).name, 'AbortError');
+  const closed = await Promise.race([sent.closed.then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
+  assert.equal(closed, true, 'the upstream request was closed when the client left');
+  let acct = (await server.admin('GET', `/accounts/${account.id}`)).body;
+  for (let i = 0; i < 100 && acct.reserved_credits > 0; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    acct = (await server.admin('GET', `/accounts/${account.id}`)).body;
+  }
+  assert.equal(acct.reserved_credits, 0);
+  assert.equal(acct.credits, 10, 'no answer came back, so nothing was charged');
 });

@@ -22,6 +22,7 @@ export function completionsRoutes(router: Router): void {
     const completionRequest: CompletionRequest = Object.fromEntries(
       Object.entries({
         model,
+        stream: body.stream === true,
         prompt,
         maxTokens,
         temperature: b.temperature,

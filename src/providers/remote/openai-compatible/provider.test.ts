@@ -2,6 +2,7 @@
 // replays recorded-shape streams and records what it was sent.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ProviderError } from '../../types.ts';
 import type { ChatRequest, ProviderEvent } from '../../types.ts';
@@ -394,5 +395,67 @@ describe('non-stream answers', () => {
   });
 });
 
-// --- errors and retries ----------------------------------------------------
+describe('non-streamed calls (the caller does not stream)', () => {
+  const whole = { ...ask, stream: false };
+  const answer = (res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        object: 'chat.completion',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+            finish_reason: 'tool_calls',
+          },
+        ],
+        usage: { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27, cost: 0.0004 },
+      }),
+    );
+  };
 
+  it('ask for JSON without stream_options and map the whole answer, tool calls and cost included', async () => {
+    await withUpstream((_req, res) => answer(res), async (up) => {
+      const { events, error } = await collect(provider(up).chat(whole, new AbortController().signal));
+      assert.equal(error, undefined);
+      assert.equal(up.requests[0]!.body.stream, false);
+      assert.equal(up.requests[0]!.body.stream_options, undefined);
+      assert.deepEqual(events, [
+        { type: 'tool_call', index: 0, id: 'call_1', name: 'get_weather', argumentsDelta: '{"city":"Paris"}' },
+        { type: 'usage', usage: { inputTokens: 20, outputTokens: 7 } },
+        { type: 'cost', usd: 0.0004 },
+        { type: 'finish', reason: 'tool_calls' },
+      ]);
+    });
+  });
+
+  it('are not cut by the first-byte timeout: the first byte of a whole answer comes at its end', async () => {
+    await withUpstream(
+      async (_req, res) => {
+        await delay(300);
+        answer(res);
+      },
+      async (up) => {
+        const { events, error } = await collect(provider(up, { UPSTREAM_CONNECT_TIMEOUT_MS: '100' }).chat(whole, new AbortController().signal));
+        assert.equal(error, undefined);
+        assert.equal(events.at(-1)?.type, 'finish');
+      },
+    );
+  });
+
+  it('a caller that goes away closes the upstream request at once', async () => {
+    await withUpstream(
+      () => {}, // still thinking
+      async (up) => {
+        const controller = new AbortController();
+        const run = collect(provider(up).chat(whole, controller.signal));
+        for (let i = 0; i < 200 && up.requests.length === 0; i++) await delay(5);
+        controller.abort();
+        const { events, error } = await run;
+        assert.deepEqual(events, []);
+        assert.equal((error as Error).name, 'AbortError');
+        await up.requests[0]!.closed;
+      },
+    );
+  });
+});

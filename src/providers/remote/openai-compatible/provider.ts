@@ -53,15 +53,15 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
   };
   const target = upstreamTarget(config);
 
-  async function* run(kind: StreamKind, path: string, body: unknown, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  async function* run(kind: StreamKind, path: string, body: { stream?: unknown }, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     signal.throwIfAborted();
     const call = new UpstreamCall(config, target, signal, transport);
     const mapper = new StreamMapper(kind);
     let finished = false;
     try {
-      const opened = await call.open(path, body);
+      const opened = await call.open(path, body, body.stream !== false);
 
-      // A server that ignores `stream: true` answers one JSON object.
+      // A non-streamed answer, or a server that ignores `stream: true`: one JSON object.
       if (opened.contentType.includes('application/json')) {
         const events = mapper.whole(parseJson(await readAll(call, opened.first), 'its response'));
         finished = true;

@@ -19,13 +19,22 @@ function config(env: Record<string, string> = {}): UpstreamConfig {
 const hello: ChatRequest = { model: 'agent', messages: [{ role: 'user', content: 'Hi' }] };
 
 describe('toChatBody', () => {
-  it('always streams with usage and names only what was set', () => {
+  it('streams with usage by default and names only what was set', () => {
     assert.deepEqual(toChatBody(hello, config()), {
       model: 'small',
       stream: true,
       stream_options: { include_usage: true },
       messages: [{ role: 'user', content: 'Hi' }],
     });
+  });
+
+  it('asks for one JSON answer when the caller does not stream', () => {
+    assert.deepEqual(toChatBody({ ...hello, stream: false }, config()), {
+      model: 'small',
+      stream: false,
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    assert.equal(toCompletionBody({ model: 'agent', prompt: 'Hi', stream: false }, config()).stream, false);
   });
 
   it('maps every message form', () => {

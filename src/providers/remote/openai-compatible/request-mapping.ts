@@ -7,7 +7,9 @@ type Json = Record<string, unknown>;
 
 /** Drops undefined values so the body only names what was set. */
 function compact(body: Json): Json {
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+  const out: Json = {};
+  for (const k in body) if (body[k] !== undefined) out[k] = body[k];
+  return out;
 }
 
 function part(p: ContentPart): Json {
@@ -79,10 +81,13 @@ export function withVerbosity(messages: Json[], verbosity: ChatRequest['verbosit
 /** Fields chat and text completions share. */
 function common(req: ChatRequest | CompletionRequest, upstreamModel: string, config: UpstreamConfig): Json {
   const reasoning = config.reasoningModels.includes(upstreamModel);
+  // A caller that wants the answer whole gets it from a non-streamed call: one JSON
+  // body to parse instead of an event per token, and the upstream reports usage in it.
+  const stream = req.stream !== false;
   return {
     model: upstreamModel,
-    stream: true,
-    stream_options: { include_usage: true },
+    stream,
+    stream_options: stream ? { include_usage: true } : undefined,
     max_tokens: req.maxTokens,
     temperature: req.temperature,
     top_p: req.topP,

@@ -102,15 +102,19 @@ type Why = 'total' | 'first-byte' | null;
 export class UpstreamCall {
   private readonly totalTimer: NodeJS.Timeout;
   private readonly deadline: number;
-  /** Aborts whatever is in flight now: the current attempt or the backoff before the next. */
-  private current: AbortController | undefined;
+  /**
+   * Aborts whatever is in flight: an attempt or the backoff before the next. One per call
+   * is enough: every reason to abort (client gone, total or first-byte timeout) ends the
+   * call; retries follow only failures that ended their attempt by themselves.
+   */
+  private readonly abort = new AbortController();
   private firstByteTimer: NodeJS.Timeout | undefined;
   private expired: Why = null;
   private streaming = false;
   private body: Dispatcher.ResponseData['body'] | undefined;
   private chunks: AsyncIterator<Buffer> | undefined;
   private bodyDone = false;
-  private readonly onClientAbort = () => this.current?.abort(this.clientSignal.reason);
+  private readonly onClientAbort = () => this.abort.abort(this.clientSignal.reason);
 
   constructor(
     private readonly config: UpstreamConfig,
@@ -121,18 +125,23 @@ export class UpstreamCall {
     this.deadline = Date.now() + config.timeoutMs;
     this.totalTimer = setTimeout(() => {
       this.expired = 'total';
-      this.current?.abort();
+      this.abort.abort();
     }, config.timeoutMs);
     clientSignal.addEventListener('abort', this.onClientAbort, { once: true });
   }
 
-  /** POSTs `body` and resolves once the first byte of a 2xx body has arrived. */
-  async open(path: string, body: unknown): Promise<OpenedStream> {
+  /**
+   * POSTs `body` and resolves once the first byte of a 2xx body has arrived. `streamed`:
+   * the body asks for a stream, so the first byte should come soon (connectTimeoutMs);
+   * a non-streamed answer's first byte comes when it is complete, so only the total
+   * timeout applies.
+   */
+  async open(path: string, body: unknown, streamed = true): Promise<OpenedStream> {
     const payload = JSON.stringify(body);
     for (let attempt = 0; ; attempt++) {
       this.clientSignal.throwIfAborted();
       try {
-        return await this.tryOnce(path, payload);
+        return await this.tryOnce(path, payload, streamed);
       } catch (err) {
         clearTimeout(this.firstByteTimer);
         const failure = this.explain(err);
@@ -150,29 +159,28 @@ export class UpstreamCall {
 
   /** Waits `ms`, or rejects as soon as the client goes away or the total timeout fires. */
   private sleep(ms: number): Promise<void> {
-    const pause = new AbortController();
-    this.current = pause;
+    const signal = this.abort.signal;
     return new Promise((resolve, reject) => {
-      if (this.clientSignal.aborted) return reject(this.clientSignal.reason);
-      const timer = setTimeout(resolve, ms);
-      pause.signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          reject(pause.signal.reason);
-        },
-        { once: true },
-      );
+      if (signal.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 
-  private async tryOnce(path: string, payload: string): Promise<OpenedStream> {
-    const attempt = new AbortController();
-    this.current = attempt;
-    this.firstByteTimer = setTimeout(() => {
-      this.expired ??= 'first-byte';
-      attempt.abort();
-    }, this.config.connectTimeoutMs);
+  private async tryOnce(path: string, payload: string, streamed: boolean): Promise<OpenedStream> {
+    if (streamed) {
+      this.firstByteTimer = setTimeout(() => {
+        this.expired ??= 'first-byte';
+        this.abort.abort();
+      }, this.config.connectTimeoutMs);
+    }
 
     const res = await this.options.dispatcher.request({
       origin: this.target.origin,
@@ -180,7 +188,7 @@ export class UpstreamCall {
       method: 'POST',
       headers: this.target.headers,
       body: payload,
-      signal: attempt.signal,
+      signal: this.abort.signal,
     });
 
     if (res.statusCode < 200 || res.statusCode > 299) {
@@ -268,7 +276,7 @@ export class UpstreamCall {
       void this.drain(this.body, this.chunks);
       return;
     }
-    this.current?.abort();
+    this.abort.abort();
     this.body?.destroy();
   }
 
