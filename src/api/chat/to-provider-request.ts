@@ -115,7 +115,12 @@ function mapResponseFormat(rf: any): ResponseFormat | undefined {
   return { type: rf.type };
 }
 
-const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
+/** `o` without its undefined and null members (a loop: this runs on every request). */
+function defined<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const k in o) if (o[k] !== undefined && o[k] !== null) out[k] = o[k];
+  return out as T;
+}
 
 export function toProviderRequest(body: ChatBody, maxTokens: number): MappedChat {
   const counter = { attachments: 0 };

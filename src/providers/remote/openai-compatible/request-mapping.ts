@@ -78,58 +78,62 @@ export function withVerbosity(messages: Json[], verbosity: ChatRequest['verbosit
   return [{ role: 'system', content: note }, ...messages];
 }
 
-/** Fields chat and text completions share. */
-function common(req: ChatRequest | CompletionRequest, upstreamModel: string, config: UpstreamConfig): Json {
-  const reasoning = config.reasoningModels.includes(upstreamModel);
+/** Sets `body[name]` when `value` is defined, so the body names only what was set. */
+function put(body: Json, name: string, value: unknown): void {
+  if (value !== undefined) body[name] = value;
+}
+
+/** Fields chat and text completions share (built field by field: this runs on every call). */
+function common(req: ChatRequest | CompletionRequest, upstreamModel: string, reasoning: boolean): Json {
   // A caller that wants the answer whole gets it from a non-streamed call: one JSON
   // body to parse instead of an event per token, and the upstream reports usage in it.
   const stream = req.stream !== false;
-  return {
-    model: upstreamModel,
-    stream,
-    stream_options: stream ? { include_usage: true } : undefined,
-    max_tokens: req.maxTokens,
-    temperature: req.temperature,
-    top_p: req.topP,
-    top_k: req.topK,
-    min_p: req.minP,
-    top_a: req.topA,
-    repetition_penalty: req.repetitionPenalty,
-    presence_penalty: req.presencePenalty,
-    frequency_penalty: req.frequencyPenalty,
-    logit_bias: req.logitBias,
-    seed: req.seed,
-    stop: req.stop?.length ? req.stop : undefined,
-    response_format: responseFormat(req.responseFormat),
-    // Non-reasoning servers reject or misread reasoning_effort, so only the models
-    // configured as reasoning models get it.
-    reasoning_effort: reasoning ? req.reasoningEffort : undefined,
-    user: req.user,
-  };
+  const body: Json = { model: upstreamModel, stream };
+  if (stream) body.stream_options = { include_usage: true };
+  put(body, 'max_tokens', req.maxTokens);
+  put(body, 'temperature', req.temperature);
+  put(body, 'top_p', req.topP);
+  put(body, 'top_k', req.topK);
+  put(body, 'min_p', req.minP);
+  put(body, 'top_a', req.topA);
+  put(body, 'repetition_penalty', req.repetitionPenalty);
+  put(body, 'presence_penalty', req.presencePenalty);
+  put(body, 'frequency_penalty', req.frequencyPenalty);
+  put(body, 'logit_bias', req.logitBias);
+  put(body, 'seed', req.seed);
+  if (req.stop?.length) body.stop = req.stop;
+  put(body, 'response_format', responseFormat(req.responseFormat));
+  // Non-reasoning servers reject or misread reasoning_effort, so only the models
+  // configured as reasoning models get it.
+  if (reasoning) put(body, 'reasoning_effort', req.reasoningEffort);
+  put(body, 'user', req.user);
+  return body;
 }
 
 export function toChatBody(req: ChatRequest, config: UpstreamConfig): Json {
   const upstreamModel = config.models[req.model];
   const reasoning = config.reasoningModels.includes(upstreamModel);
-  return compact({
-    ...common(req, upstreamModel, config),
-    messages: withVerbosity(req.messages.map(toWireMessage), req.verbosity),
-    tools: req.tools?.length
-      ? req.tools.map((t) => ({
-          type: 'function',
-          function: compact({ name: t.name, description: t.description, parameters: t.parameters, strict: t.strict }),
-        }))
-      : undefined,
-    tool_choice: toolChoice(req.toolChoice),
-    parallel_tool_calls: req.parallelToolCalls,
-    // OpenAI reasoning models count the cap in max_completion_tokens (reasoning included).
-    max_completion_tokens: reasoning ? req.maxTokens : undefined,
-    logprobs: req.logprobs,
-    top_logprobs: req.topLogprobs,
-  });
+  const body = common(req, upstreamModel, reasoning);
+  body.messages = withVerbosity(req.messages.map(toWireMessage), req.verbosity);
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      function: compact({ name: t.name, description: t.description, parameters: t.parameters, strict: t.strict }),
+    }));
+  }
+  put(body, 'tool_choice', toolChoice(req.toolChoice));
+  put(body, 'parallel_tool_calls', req.parallelToolCalls);
+  // OpenAI reasoning models count the cap in max_completion_tokens (reasoning included).
+  if (reasoning) put(body, 'max_completion_tokens', req.maxTokens);
+  put(body, 'logprobs', req.logprobs);
+  put(body, 'top_logprobs', req.topLogprobs);
+  return body;
 }
 
 /** Verbosity is not applied to a raw prompt: there is no instruction slot to put it in. */
 export function toCompletionBody(req: CompletionRequest, config: UpstreamConfig): Json {
-  return compact({ ...common(req, config.models[req.model], config), prompt: req.prompt });
+  const upstreamModel = config.models[req.model];
+  const body = common(req, upstreamModel, config.reasoningModels.includes(upstreamModel));
+  body.prompt = req.prompt;
+  return body;
 }
