@@ -28,10 +28,9 @@ function parseJson(text: string, what: string): unknown {
 }
 
 async function readAll(call: UpstreamCall, first: Uint8Array): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = '';
-  for (let chunk: Uint8Array | null = first; chunk; chunk = await call.read()) text += decoder.decode(chunk, { stream: true });
-  return text + decoder.decode();
+  const chunks = [first];
+  for (let chunk = await call.read(); chunk; chunk = await call.read()) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** An `event: error` frame (OpenRouter and others report failures mid-stream this way). */

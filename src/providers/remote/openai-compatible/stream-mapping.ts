@@ -132,19 +132,25 @@ export class StreamMapper {
     const error = errorInPayload(payload);
     if (error) throw streamError(error);
     if (!isRecord(payload)) throw new ProviderError('upstream sent a response that is not a JSON object');
-    const choices = (Array.isArray(payload.choices) ? payload.choices : []).filter(isRecord).map((c) => {
-      if (this.kind !== 'chat' || !isRecord(c.message)) return c;
-      const message = c.message;
-      const toolCalls = Array.isArray(message.tool_calls)
-        ? message.tool_calls.map((t, i) => (isRecord(t) ? { ...t, index: num(t.index) ?? i } : t))
-        : undefined;
-      return { ...c, delta: { ...message, tool_calls: toolCalls } };
-    });
-    return [...this.push({ ...payload, choices }), ...this.end(true)];
+    const out: ProviderEvent[] = [];
+    const choices = Array.isArray(payload.choices) ? payload.choices : [];
+    for (const choice of choices) {
+      if (!isRecord(choice)) continue;
+      if (num(choice.index) !== undefined && choice.index !== 0) continue; // we always ask for n = 1
+      // A whole message reads as one delta; its tool calls carry no index, their position is it.
+      if (this.kind === 'chat') this.chatChoice(choice, out, isRecord(choice.message) ? choice.message : {});
+      else this.completionChoice(choice, out);
+      const finish = str(choice.finish_reason);
+      if (finish) this.finishRaw = finish;
+    }
+    if (isRecord(payload.usage)) this.takeUsage(payload.usage);
+    for (const event of this.end(true)) out.push(event);
+    return out;
   }
 
-  private chatChoice(choice: Record<string, unknown>, out: ProviderEvent[]): void {
-    const delta = isRecord(choice.delta) ? choice.delta : {};
+  /** `message`: a non-streamed answer's whole message, read as the delta. */
+  private chatChoice(choice: Record<string, unknown>, out: ProviderEvent[], message?: Record<string, unknown>): void {
+    const delta = message ?? (isRecord(choice.delta) ? choice.delta : {});
     // vLLM/DeepSeek say reasoning_content, OpenRouter/Ollama/newer vLLM say reasoning;
     // some servers send both with the same text, so take one.
     const reasoning = str(delta.reasoning_content) ?? str(delta.reasoning);
@@ -158,7 +164,11 @@ export class StreamMapper {
     }
 
     if (Array.isArray(delta.tool_calls)) {
-      for (const call of delta.tool_calls) if (isRecord(call)) this.toolFragment(call, out);
+      const calls = delta.tool_calls;
+      for (let i = 0; i < calls.length; i++) {
+        const call: unknown = calls[i];
+        if (isRecord(call)) this.toolFragment(call, out, message && num(call.index) === undefined ? i : undefined);
+      }
     }
     if (isRecord(delta.function_call)) {
       this.toolFragment({ index: 0, function: delta.function_call }, out); // legacy functions API
@@ -170,7 +180,8 @@ export class StreamMapper {
     if (text) out.push({ type: 'text', delta: text });
   }
 
-  private toolFragment(raw: Record<string, unknown>, out: ProviderEvent[]): void {
+  /** `position`: the call's place in a whole message, its index when it names none. */
+  private toolFragment(raw: Record<string, unknown>, out: ProviderEvent[], position?: number): void {
     const fn = isRecord(raw.function) ? raw.function : {};
     const id = str(raw.id);
     const name = str(fn.name);
@@ -178,7 +189,7 @@ export class StreamMapper {
     const args =
       typeof fn.arguments === 'string' ? fn.arguments : isRecord(fn.arguments) ? JSON.stringify(fn.arguments) : '';
 
-    const index = this.indexOf(raw, id);
+    const index = position ?? this.indexOf(raw, id);
     this.lastCallIndex = index;
     const state = this.calls.get(index);
     if (!state) {
