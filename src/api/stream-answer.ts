@@ -27,7 +27,7 @@ export interface StreamAnswer {
   chunk(e: ProviderEvent): unknown | null;
   /** Chunks written after settlement, before [DONE]. */
   tail(credits: number, usage: Usage): unknown[];
-  /** Runs after a complete stream (e.g. storing the completion). */
+  /** Runs when a stream is complete, before [DONE] (e.g. storing the completion). */
   done?(credits: number, usage: Usage): Promise<void>;
 }
 
@@ -51,8 +51,9 @@ export async function streamAnswer(a: StreamAnswer): Promise<FastifyReply> {
     }
     const { credits, usage } = await a.meter.close();
     for (const c of a.tail(credits, usage)) await sse.send(c);
-    await sse.send('[DONE]');
+    // Before [DONE]: a client that has seen the end can count on what was kept.
     await a.done?.(credits, usage);
+    await sse.send('[DONE]');
   } catch (err) {
     await a.meter.close();
     const failure = providerFailure(err, a.signal);
