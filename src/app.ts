@@ -56,7 +56,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs),
-    ledger: new Ledger(store),
+    ledger: new Ledger(store, http.log),
     chat: options.chat ?? createChatBackend(config, options.env),
   };
 

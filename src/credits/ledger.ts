@@ -4,6 +4,7 @@
 // conditional UPDATE, so concurrent requests can never overdraw the account.
 // The books: balance = grants (credit_transactions) - charges (credit_reservations).
 import type SQLite from 'better-sqlite3';
+import type { FastifyBaseLogger } from 'fastify';
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
@@ -23,6 +24,13 @@ export interface Reservation {
  * (store/group-commit.ts). Query building would cost more than the queries themselves.
  */
 interface LedgerStatements {
+  /**
+   * A write queued now commits before any statement this process issues later (SQLite:
+   * one connection, and whoever takes it commits the queued writes first), so a
+   * settlement's charge can be answered before its commit without anything this process
+   * reads afterwards missing it.
+   */
+  readonly ordered: boolean;
   /** Holds `amount` when balance - reserved covers it and opens the entry; false when it cannot. */
   reserve(r: Reservation, keyId: string | null, now: number): Promise<boolean>;
   /** Closes the open entry with `charge` and releases the hold; false when it was not open. */
@@ -55,6 +63,7 @@ function sqliteStatements(write: NonNullable<Store['sqliteWrite']>): LedgerState
   };
   // Each runs inside a group-commit transaction: a throw rolls back its own writes.
   return {
+    ordered: true,
     reserve: (r, keyId, now) => write((conn) => statements(conn).reserve(r, keyId, now)),
     settle: (r, charge, now) => write((conn) => statements(conn).settle(r, charge, now)),
   };
@@ -72,6 +81,7 @@ function postgresStatements(db: Kysely<Database>): LedgerStatements {
       from closed where accounts.id = closed.account_id
     returning accounts.id`;
   return {
+    ordered: false,
     reserve: async (r, keyId, now) => (await db.executeQuery(CompiledQuery.raw(reserve, [r.amount, r.accountId, keyId, r.requestId, now]))).rows.length === 1,
     settle: async (r, charge, now) =>
       (await db.executeQuery(CompiledQuery.raw(settle, [charge > 0 ? 'settled' : 'released', charge, now, r.requestId]))).rows.length === 1,
@@ -82,7 +92,10 @@ export class Ledger {
   private readonly db: Kysely<Database>;
   private readonly statements: LedgerStatements;
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    private readonly log: Pick<FastifyBaseLogger, 'error'>,
+  ) {
     this.db = store.db;
     this.statements = store.sqliteWrite ? sqliteStatements(store.sqliteWrite) : postgresStatements(store.db);
   }
@@ -95,11 +108,20 @@ export class Ledger {
 
   /**
    * Charges what actually ran (never more than was reserved: the estimate is an upper
-   * bound) and releases the rest. Returns the micro-credits charged. Idempotent.
+   * bound) and releases the rest. Returns the micro-credits charged. Idempotent: only an
+   * open entry is settled, so a second settlement writes nothing.
+   *
+   * Where the store orders writes (SQLite) the charge is returned once the write is
+   * queued, not committed: the response that reports it goes out a commit earlier, and
+   * nothing this process reads afterwards can miss it. Should that commit fail, the
+   * error is logged and the entry stays open until the stale sweep releases it.
    */
   async settle(reservation: Reservation, actual: number): Promise<number> {
     const charge = Math.max(0, Math.min(reservation.amount, Math.round(actual)));
-    return (await this.statements.settle(reservation, charge, Date.now())) ? charge : 0;
+    const written = this.statements.settle(reservation, charge, Date.now());
+    if (!this.statements.ordered) return (await written) ? charge : 0;
+    written.catch((err: unknown) => this.log.error({ err, request_id: reservation.requestId }, 'settling a credit reservation failed'));
+    return charge;
   }
 
   /**

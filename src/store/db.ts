@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Driver, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import { GroupCommit, type Write } from './group-commit.ts';
@@ -29,7 +29,8 @@ export interface Store {
   readonly sqliteSync?: <T>(fn: (conn: SQLite.Database) => T) => Promise<T>;
   /**
    * SQLite only: runs `write` in a transaction shared with the other writes queued in the
-   * same turn of the event loop (group-commit.ts); resolves after that commit.
+   * same turn of the event loop (group-commit.ts); resolves after that commit. A queued
+   * write is committed before any statement issued after it.
    */
   readonly sqliteWrite?: <T>(write: Write<T>) => Promise<T>;
   /** Throws when the database cannot answer. */
@@ -55,13 +56,14 @@ export async function openStore(database: Config['database'], options: StoreOpti
       ? startWalCheckpointer(database.file, options.walCheckpointMs, (message) => onIdleError(new Error(`WAL checkpoint failed: ${message}`)))
       : undefined;
   if (sqlite && checkpointer) sqlite.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
+  let group: GroupCommit | undefined;
   const db = sqlite
-    ? new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+    ? new Kysely<Database>({ dialect: new OrderedSqliteDialect({ database: withStatementCache(sqlite) }, () => group?.commitQueued()) })
     : new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool((database as { url: string }).url, onIdleError) }) });
   const sqliteSync = sqlite
     ? <T>(fn: (conn: SQLite.Database) => T): Promise<T> => db.getExecutor().provideConnection(async () => fn(sqlite))
     : undefined;
-  const group = sqlite ? new GroupCommit(sqlite, (fn) => db.getExecutor().provideConnection(async () => fn())) : undefined;
+  if (sqlite) group = new GroupCommit(sqlite, (fn) => db.getExecutor().provideConnection(async () => fn()));
   const store: Store = {
     db,
     kind: database.kind,
@@ -72,6 +74,7 @@ export async function openStore(database: Config['database'], options: StoreOpti
       await sql`select 1`.execute(db);
     },
     close: async () => {
+      await group?.drain();
       await checkpointer?.stop();
       await db.destroy();
     },
@@ -83,6 +86,36 @@ export async function openStore(database: Config['database'], options: StoreOpti
     throw err;
   }
   return store;
+}
+
+/**
+ * SQLite through Kysely, where whoever takes the connection first commits the writes
+ * queued for group commit (`beforeUse`): a queued write then precedes every statement
+ * issued after it, Kysely's own and the sync paths' alike.
+ */
+class OrderedSqliteDialect extends SqliteDialect {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly beforeUse: () => void,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const acquire = driver.acquireConnection.bind(driver);
+    driver.acquireConnection = async () => {
+      const connection = await acquire();
+      try {
+        this.beforeUse();
+      } catch (err) {
+        await driver.releaseConnection(connection);
+        throw err;
+      }
+      return connection;
+    };
+    return driver;
+  }
 }
 
 /**

@@ -23,7 +23,12 @@ export class GroupCommit {
   private readonly all: (batch: Queued[]) => unknown[];
   private readonly one: (write: Write<unknown>) => unknown;
 
-  /** `withConnection` runs its callback while no other statement can use the connection. */
+  /**
+   * `withConnection` runs its callback while no other statement can use the connection.
+   * Whatever else takes the connection must call commitQueued() first (db.ts does, for
+   * every Kysely statement and transaction): a queued write is then committed before
+   * any statement issued after it, whichever turn of the event loop it came from.
+   */
   constructor(
     private readonly conn: SQLite.Database,
     private readonly withConnection: <T>(fn: () => T) => Promise<T>,
@@ -42,12 +47,25 @@ export class GroupCommit {
     });
   }
 
-  private readonly flush = (): void => {
-    this.scheduled = false;
+  /** Resolves once every write queued so far is committed (or failed): before closing the database. */
+  async drain(): Promise<void> {
+    if (this.queue.length > 0) await this.withConnection(() => this.commitQueued());
+  }
+
+  /** Commits the queued writes now. Call only while holding the connection. */
+  commitQueued(): void {
+    if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    this.withConnection(() => this.commit(batch)).catch((err: unknown) => {
-      for (const q of batch) q.reject(err);
+    this.commit(batch);
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    if (this.queue.length === 0) return; // already committed by someone who took the connection first
+    const waiting = this.queue;
+    this.withConnection(() => this.commitQueued()).catch((err: unknown) => {
+      for (const q of waiting) q.reject(err);
     });
   };
 

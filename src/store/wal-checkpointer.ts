@@ -50,6 +50,7 @@ export function startWalCheckpointer(file: string, intervalMs: number, onError: 
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
         if (worker.threadId === -1) return resolve();
+        worker.ref(); // keep the process up until the last checkpoint is done
         worker.once('exit', () => resolve());
         worker.postMessage('stop');
         // A worker stuck on a lock must not hold shutdown.
