@@ -109,3 +109,21 @@ test('a late provider cost corrects the same ledger entry and activity row', asy
   assert.equal(entry.charged, toMicro(0.1));
   assert.equal(await applyLateCost(server.app.services, 'req_unknown', 0.5), false);
 });
+
+test('a hold left by a crashed call is released by the stale sweep, charging nothing; settling it afterwards charges nothing', async () => {
+  const account = await server.createAccount(2);
+  const { ledger } = server.app.services;
+  const held = await ledger.reserve(account.id, null, `req_stale_${Date.now()}`, toMicro(1.5));
+  assert.ok(held);
+  assert.equal((await balance(account.id)).reserved_credits, 1.5);
+  // As if an hour had passed: every hold is now stale.
+  assert.ok((await ledger.releaseStale(60 * 60_000, Date.now() + 2 * 60 * 60_000)) >= 1);
+  const after = await balance(account.id);
+  assert.equal(after.reserved_credits, 0);
+  assert.equal(after.credits, 2);
+  const entry = await server.app.services.store.db.selectFrom('credit_reservations').selectAll().where('request_id', '=', held.requestId).executeTakeFirstOrThrow();
+  assert.equal(entry.status, 'released');
+  assert.equal(entry.charged, 0);
+  assert.equal(await ledger.settle(held, toMicro(1)), 0, 'the hold is gone: nothing more to charge');
+  assert.equal((await balance(account.id)).credits, 2);
+});

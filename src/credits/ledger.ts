@@ -1,7 +1,9 @@
 // One ledger for credits (DESIGN "Credits"): reserve an estimate before a model runs,
 // settle to the actual charge when it ends, release the rest. An account's available
-// balance is its balance minus open reservations; a reservation is taken with one
+// balance is its balance minus what is held; a reservation is taken with one
 // conditional UPDATE, so concurrent requests can never overdraw the account.
+// While a call runs its hold is a row of credit_holds (a crashed instance's holds are
+// released by the stale sweep); settling deletes it and writes the ledger entry.
 // The books: balance = grants (credit_transactions) - charges (credit_reservations).
 import type SQLite from 'better-sqlite3';
 import type { FastifyBaseLogger } from 'fastify';
@@ -31,9 +33,9 @@ interface LedgerStatements {
    * reads afterwards missing it.
    */
   readonly ordered: boolean;
-  /** Holds `amount` when balance - reserved covers it and opens the entry; false when it cannot. */
+  /** Holds `amount` when balance - reserved covers it; false when it cannot. */
   reserve(r: Reservation, keyId: string | null, now: number): Promise<boolean>;
-  /** Closes the open entry with `charge` and releases the hold; false when it was not open. */
+  /** Releases the hold and writes the ledger entry with `charge`; false when nothing was held. */
   settle(r: Reservation, charge: number, now: number): Promise<boolean>;
 }
 
@@ -41,21 +43,24 @@ function sqliteStatements(write: NonNullable<Store['sqliteWrite']>): LedgerState
   let prepared: { reserve: (r: Reservation, keyId: string | null, now: number) => boolean; settle: (r: Reservation, charge: number, now: number) => boolean } | undefined;
   const statements = (conn: SQLite.Database) => {
     if (prepared) return prepared;
-    const hold = conn.prepare('update accounts set reserved = reserved + ? where id = ? and balance - reserved >= ?');
-    const open = conn.prepare(
-      "insert into credit_reservations (account_id, key_id, request_id, amount, status, charged, created_at, settled_at) values (?, ?, ?, ?, 'open', 0, ?, null)",
+    const take = conn.prepare('update accounts set reserved = reserved + ? where id = ? and balance - reserved >= ?');
+    const hold = conn.prepare('insert into credit_holds (request_id, account_id, key_id, amount, created_at) values (?, ?, ?, ?, ?)');
+    const unhold = conn.prepare('delete from credit_holds where request_id = ? returning account_id, key_id, amount, created_at');
+    const entry = conn.prepare(
+      'insert into credit_reservations (request_id, account_id, key_id, amount, status, charged, created_at, settled_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    const close = conn.prepare("update credit_reservations set status = ?, charged = ?, settled_at = ? where request_id = ? and status = 'open'");
     const release = conn.prepare('update accounts set reserved = reserved - ?, balance = balance - ? where id = ?');
     prepared = {
       reserve: (r, keyId, now) => {
-        if (hold.run(r.amount, r.accountId, r.amount).changes !== 1) return false;
-        open.run(r.accountId, keyId, r.requestId, r.amount, now);
+        if (take.run(r.amount, r.accountId, r.amount).changes !== 1) return false;
+        hold.run(r.requestId, r.accountId, keyId, r.amount, now);
         return true;
       },
       settle: (r, charge, now) => {
-        if (close.run(charge > 0 ? 'settled' : 'released', charge, now, r.requestId).changes !== 1) return false;
-        release.run(r.amount, charge, r.accountId);
+        const held = unhold.get(r.requestId) as { account_id: string; key_id: string | null; amount: number; created_at: number } | undefined;
+        if (!held) return false;
+        entry.run(r.requestId, held.account_id, held.key_id, held.amount, charge > 0 ? 'settled' : 'released', charge, held.created_at, now);
+        release.run(held.amount, charge, held.account_id);
         return true;
       },
     };
@@ -70,15 +75,19 @@ function sqliteStatements(write: NonNullable<Store['sqliteWrite']>): LedgerState
 }
 
 function postgresStatements(db: Kysely<Database>): LedgerStatements {
-  const reserve = `with held as (
+  const reserve = `with taken as (
       update accounts set reserved = reserved + $1::bigint where id = $2 and balance - reserved >= $1::bigint returning id)
-    insert into credit_reservations (account_id, key_id, request_id, amount, status, charged, created_at, settled_at)
-      select id, $3::text, $4::text, $1::bigint, 'open', 0, $5::bigint, null from held
+    insert into credit_holds (request_id, account_id, key_id, amount, created_at)
+      select $4::text, id, $3::text, $1::bigint, $5::bigint from taken
     returning request_id`;
-  const settle = `with closed as (
-      update credit_reservations set status = $1, charged = $2::bigint, settled_at = $3::bigint where request_id = $4 and status = 'open' returning account_id, amount)
-    update accounts set reserved = accounts.reserved - closed.amount, balance = accounts.balance - $2::bigint
-      from closed where accounts.id = closed.account_id
+  const settle = `with held as (
+      delete from credit_holds where request_id = $4 returning request_id, account_id, key_id, amount, created_at),
+    entry as (
+      insert into credit_reservations (request_id, account_id, key_id, amount, status, charged, created_at, settled_at)
+        select request_id, account_id, key_id, amount, $1, $2::bigint, created_at, $3::bigint from held
+      returning account_id, amount)
+    update accounts set reserved = accounts.reserved - entry.amount, balance = accounts.balance - $2::bigint
+      from entry where accounts.id = entry.account_id
     returning accounts.id`;
   return {
     ordered: false,
@@ -91,6 +100,8 @@ function postgresStatements(db: Kysely<Database>): LedgerStatements {
 export class Ledger {
   private readonly db: Kysely<Database>;
   private readonly statements: LedgerStatements;
+  /** Ordered stores: the holds this process took and has not settled (answered before commit). */
+  private readonly held = new Set<string>();
 
   constructor(
     store: Store,
@@ -103,23 +114,27 @@ export class Ledger {
   /** Holds `amount` micro-credits; null when the account cannot cover it. */
   async reserve(accountId: string, keyId: string | null, requestId: string, amount: number): Promise<Reservation | null> {
     const reservation: Reservation = { accountId, requestId, amount: Math.max(1, Math.ceil(amount)) };
-    return (await this.statements.reserve(reservation, keyId, Date.now())) ? reservation : null;
+    if (!(await this.statements.reserve(reservation, keyId, Date.now()))) return null;
+    if (this.statements.ordered) this.held.add(requestId);
+    return reservation;
   }
 
   /**
    * Charges what actually ran (never more than was reserved: the estimate is an upper
-   * bound) and releases the rest. Returns the micro-credits charged. Idempotent: only an
-   * open entry is settled, so a second settlement writes nothing.
+   * bound) and releases the rest. Returns the micro-credits charged. Idempotent: only a
+   * hold still there is settled, so a second settlement charges nothing.
    *
-   * Where the store orders writes (SQLite) the charge is returned once the write is
-   * queued, not committed: the response that reports it goes out a commit earlier, and
-   * nothing this process reads afterwards can miss it. Should that commit fail, the
-   * error is logged and the entry stays open until the stale sweep releases it.
+   * Where the store orders writes (SQLite) and the hold is one this process took and has
+   * not settled, the charge is returned once the write is queued, not committed: the
+   * response that reports it goes out a commit earlier, and nothing this process reads
+   * afterwards can miss it. Should that commit fail, the error is logged and the hold
+   * stays until the stale sweep releases it.
    */
   async settle(reservation: Reservation, actual: number): Promise<number> {
     const charge = Math.max(0, Math.min(reservation.amount, Math.round(actual)));
     const written = this.statements.settle(reservation, charge, Date.now());
-    if (!this.statements.ordered) return (await written) ? charge : 0;
+    // Only a hold this process took and has not settled yet is known to be there.
+    if (!this.held.delete(reservation.requestId)) return (await written) ? charge : 0;
     written.catch((err: unknown) => this.log.error({ err, request_id: reservation.requestId }, 'settling a credit reservation failed'));
     return charge;
   }
@@ -131,7 +146,7 @@ export class Ledger {
    */
   async correct(requestId: string, newCharge: number): Promise<number | null> {
     return this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('credit_reservations').selectAll().where('request_id', '=', requestId).where('status', '!=', 'open').executeTakeFirst();
+      const row = await trx.selectFrom('credit_reservations').selectAll().where('request_id', '=', requestId).executeTakeFirst();
       if (!row) return null;
       const account = await trx.selectFrom('accounts').select(['balance']).where('id', '=', row.account_id).executeTakeFirstOrThrow();
       const wanted = Math.max(0, Math.round(newCharge));
@@ -144,14 +159,9 @@ export class Ledger {
     });
   }
 
-  /** Releases reservations left open longer than `olderThanMs` (a crashed instance's). */
+  /** Releases holds older than `olderThanMs` (a crashed instance's), charging nothing. */
   async releaseStale(olderThanMs: number, now = Date.now()): Promise<number> {
-    const stale = await this.db
-      .selectFrom('credit_reservations')
-      .selectAll()
-      .where('status', '=', 'open')
-      .where('created_at', '<', now - olderThanMs)
-      .execute();
+    const stale = await this.db.selectFrom('credit_holds').selectAll().where('created_at', '<', now - olderThanMs).execute();
     for (const r of stale) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
     return stale.length;
   }

@@ -91,12 +91,26 @@ export class MeteredRun {
     }
   }
 
-  /** Wraps a provider stream so every event is observed. */
-  async *meter(events: AsyncIterable<ProviderEvent>): AsyncGenerator<ProviderEvent> {
-    for await (const event of events) {
-      this.observe(event);
-      yield event;
-    }
+  /**
+   * Wraps a provider stream so every event is observed. A plain iterator rather than an
+   * async generator: one promise per event instead of a generator's machinery, on a path
+   * every token of every answer takes.
+   */
+  meter(events: AsyncIterable<ProviderEvent>): AsyncIterable<ProviderEvent> {
+    const source = events[Symbol.asyncIterator]();
+    const seen = (r: IteratorResult<ProviderEvent>) => {
+      if (!r.done) this.observe(r.value);
+      return r;
+    };
+    const done = (value?: unknown) => Promise.resolve({ done: true as const, value: value as undefined });
+    const iterator: AsyncIterableIterator<ProviderEvent> = {
+      next: () => source.next().then(seen),
+      // Stopping early (client gone, error) must reach the provider so it closes its call.
+      return: (value?: unknown) => (source.return ? source.return(value) : done(value)),
+      throw: (err?: unknown) => (source.throw ? source.throw(err) : Promise.reject(err)),
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
   }
 
   /**

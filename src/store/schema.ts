@@ -83,18 +83,30 @@ export interface ActivityTable {
   latency_ms: number;
 }
 
+/** A ledger entry: one per request that ran a model, written when it settled (migrations 0003, 0005). */
 export interface CreditReservationsTable {
   /** primary key: one entry per request */
   request_id: string;
   account_id: string;
   key_id: string | null;
-  /** micro-credits held */
+  /** micro-credits that were held */
   amount: number;
+  /** 'open' only in databases from before migration 0005 moved open holds to credit_holds */
   status: 'open' | 'settled' | 'released';
   /** micro-credits charged */
   charged: number;
   created_at: number;
   settled_at: number | null;
+}
+
+/** Credits held for a model call in flight (migration 0005); deleted when it settles. */
+export interface CreditHoldsTable {
+  request_id: string;
+  account_id: string;
+  key_id: string | null;
+  /** micro-credits held */
+  amount: number;
+  created_at: number;
 }
 
 /** A `store: true` chat completion, kept 30 days (migration 0002). */
@@ -133,6 +145,7 @@ export interface Database {
   key_usage: KeyUsageTable;
   activity: ActivityTable;
   credit_reservations: CreditReservationsTable;
+  credit_holds: CreditHoldsTable;
   meta: MetaTable;
   chat_completions: ChatCompletionsTable;
   chat_completion_metadata: ChatCompletionMetadataTable;

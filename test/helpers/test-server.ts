@@ -30,30 +30,42 @@ export interface TestServer {
 
 let counter = 0;
 
-export async function startTestServer(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestServer> {
-  const cleanups: (() => Promise<void> | void)[] = [];
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-test-'));
-  cleanups.push(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-  let databaseUrl = `sqlite:${path.join(tmp, 'test.sqlite')}`;
-  if (process.env.TEST_DATABASE === 'postgres') {
-    const adminUrl = process.env.TEST_PG_ADMIN_URL;
-    if (!adminUrl) throw new Error('TEST_PG_ADMIN_URL is not set (run the suite with npm test)');
-    const name = `agent_api_test_${process.pid}_${Date.now()}_${counter++}`;
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    await client.query(`CREATE DATABASE ${name}`);
-    await client.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    cleanups.push(async () => {
+/**
+ * A fresh, empty database on the engine the run selected (TEST_DATABASE): a SQLite file
+ * in a temp dir, or a uniquely named PostgreSQL database. `cleanup` removes it.
+ */
+export async function scratchDatabase(): Promise<{ url: string; dir: string; cleanup: () => Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-test-'));
+  const removeDir = async () => fs.rmSync(dir, { recursive: true, force: true });
+  if (process.env.TEST_DATABASE !== 'postgres') return { url: `sqlite:${path.join(dir, 'test.sqlite')}`, dir, cleanup: removeDir };
+  const adminUrl = process.env.TEST_PG_ADMIN_URL;
+  if (!adminUrl) throw new Error('TEST_PG_ADMIN_URL is not set (run the suite with npm test)');
+  const name = `agent_api_test_${process.pid}_${Date.now()}_${counter++}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    dir,
+    cleanup: async () => {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
-    });
-  }
+      await removeDir();
+    },
+  };
+}
+
+export async function startTestServer(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestServer> {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const scratch = await scratchDatabase();
+  cleanups.push(scratch.cleanup);
+  const tmp = scratch.dir;
+  const databaseUrl = scratch.url;
 
   const config = loadConfig({
     DATA_DIR: tmp,

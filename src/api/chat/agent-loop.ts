@@ -29,12 +29,13 @@ const MAX_STEPS = 8;
 /**
  * Runs the conversation, executing service-tool calls between model steps. Text and
  * reasoning stream through as they come; usage is summed into one event at the end.
+ * With no service tools there is one step: the model's own stream, unwrapped.
  */
-export async function* runAgent(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-  if (tools.length === 0) {
-    yield* provider.chat(request, signal);
-    return;
-  }
+export function runAgent(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal): AsyncIterable<ProviderEvent> {
+  return tools.length === 0 ? provider.chat(request, signal) : toolLoop(provider, request, tools, signal);
+}
+
+async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   const byName = new Map(tools.map((t) => [t.definition.name, t]));
   const messages: ChatMessage[] = [...request.messages];
   const total: Usage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
