@@ -7,12 +7,14 @@
 //   2. at concurrency 1 with sub-ms precision (node:http + performance.now()): the
 //      streamed time to first byte carrying a `data:` event, the time to the first
 //      content delta and to the end of the stream, and the non-streaming latency;
+//      targets take turns in rounds (BENCH_C1_ROUNDS) so drift hits them alike;
 //   3. the ratios: agent-api/Portkey req/s, agent-api's added p50 over direct (target
 //      under 1 ms), the TTFB deltas.
 // A target that fails to start or answers non-2xx is reported as such, not fatal.
 //
 //   npm run bench:chat     (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_C1_REQUESTS,
-//                           BENCH_C1_WARMUP, BENCH_STREAM_RPS, BENCH_DATABASE_URL)
+//                           BENCH_C1_ROUNDS, BENCH_C1_WARMUP, BENCH_STREAM_RPS,
+//                           BENCH_DATABASE_URL)
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,8 +25,9 @@ import { freePort, load, percentile, startChild, stopAll, type Figures } from '.
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const c1Requests = Number(process.env.BENCH_C1_REQUESTS ?? 200);
-const c1Warmup = Number(process.env.BENCH_C1_WARMUP ?? 50);
+const c1Requests = Number(process.env.BENCH_C1_REQUESTS ?? 400);
+const c1Warmup = Number(process.env.BENCH_C1_WARMUP ?? 10);
+const c1Rounds = Number(process.env.BENCH_C1_ROUNDS ?? 8);
 const streamRps = process.env.BENCH_STREAM_RPS !== '0';
 const warmSeconds = 2;
 const root = path.resolve(import.meta.dirname, '..');
@@ -161,19 +164,36 @@ const dist = (xs: number[]): Dist => {
   return { p50: percentile(s, 50), p99: percentile(s, 99) };
 };
 
-async function sequential(t: Target, stream: boolean, n: number, warmup: number): Promise<Sequential> {
+/** Appends `n` sequential timed requests (after `warmup` untimed ones) to `runs`. */
+async function sequential(t: Target, stream: boolean, n: number, warmup: number, runs: Timing[]): Promise<void> {
   for (let i = 0; i < warmup; i++) await timed(t, stream);
-  const runs: Timing[] = [];
   for (let i = 0; i < n; i++) runs.push(await timed(t, stream));
+}
+
+function summarize(runs: Timing[]): Sequential {
   const good = runs.filter((r) => r.ok);
   return {
-    n,
-    failed: n - good.length,
+    n: runs.length,
+    failed: runs.length - good.length,
     firstError: runs.find((r) => !r.ok)?.error,
     ttfb: dist(good.map((r) => r.ttfb)),
     firstContent: dist(good.map((r) => r.firstContent)),
     total: dist(good.map((r) => r.total)),
   };
+}
+
+/**
+ * Concurrency 1, in rounds: each round gives every target a block of sequential requests
+ * in turn, so all targets are measured across the same stretch of time and a machine
+ * that drifts (other tenants, frequency) biases none of them.
+ */
+async function concurrencyOne(up: Target[], stream: boolean): Promise<Map<Target, Sequential>> {
+  const runs = new Map(up.map((t) => [t, [] as Timing[]]));
+  const block = Math.max(1, Math.ceil(c1Requests / c1Rounds));
+  for (let round = 0; round < c1Rounds; round++) {
+    for (const t of up) await sequential(t, stream, block, c1Warmup, runs.get(t)!);
+  }
+  return new Map(up.map((t) => [t, summarize(runs.get(t)!)]));
 }
 
 function throughput(t: Target, stream: boolean, duration: number): Promise<Figures> {
@@ -322,12 +342,8 @@ try {
   await new Promise((r) => setTimeout(r, 500));
 
   // 2. Concurrency 1, sub-ms.
-  const seqPlain = new Map<Target, Sequential>();
-  const seqStream = new Map<Target, Sequential>();
-  for (const t of up) {
-    seqPlain.set(t, await sequential(t, false, c1Requests, c1Warmup));
-    seqStream.set(t, await sequential(t, true, c1Requests, c1Warmup));
-  }
+  const seqPlain = await concurrencyOne(up, false);
+  const seqStream = await concurrencyOne(up, true);
 
   // 1. Throughput.
   const rpsPlain = new Map<Target, Figures>();
@@ -341,9 +357,10 @@ try {
     console.log(`\nstreaming throughput (stream:true + include_usage, ${connections} connections, ${seconds} s; latency = whole stream):`);
     for (const t of targets) console.log(rpsRow(t, rpsStream.get(t)));
   }
-  console.log(`\nnon-streaming latency at concurrency 1 (${c1Requests} sequential requests after ${c1Warmup} warm-up, kept-alive connection):`);
+  const c1How = `${c1Requests} sequential requests per target in ${c1Rounds} interleaved rounds, ${c1Warmup} untimed first in each; kept-alive connection`;
+  console.log(`\nnon-streaming latency at concurrency 1 (${c1How}):`);
   for (const t of targets) console.log(seqRow(t, seqPlain.get(t), false));
-  console.log(`\nstreaming at concurrency 1 (${c1Requests} sequential requests after ${c1Warmup} warm-up; TTFB = first body bytes carrying a data: event):`);
+  console.log(`\nstreaming at concurrency 1 (${c1How}; TTFB = first body bytes carrying a data: event):`);
   for (const t of targets) console.log(seqRow(t, seqStream.get(t), true));
 
   // 3. Ratios and deltas.
