@@ -323,7 +323,7 @@ try {
   console.log(
     `node ${process.version}, @portkey-ai/gateway ${pkgVersion('@portkey-ai/gateway')} (@hono/node-server ${pkgVersion('@hono/node-server')}), autocannon ${pkgVersion('autocannon')}, agent-api database ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}`,
   );
-  console.log('agent-api always calls the upstream with stream:true (and collects it for non-streaming answers); direct and Portkey ask the fake for what the client asked.');
+  console.log('Every target asks the fake for what the client asked (stream or one JSON answer).');
 
   // Smoke check: one request of each kind, so a broken target shows its answer.
   console.log('\nsmoke check (one request each):');
