@@ -7,7 +7,7 @@
 // The books: balance = grants (credit_transactions) - charges (credit_reservations).
 import type SQLite from 'better-sqlite3';
 import type { FastifyBaseLogger } from 'fastify';
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 
@@ -21,8 +21,8 @@ export interface Reservation {
 /**
  * The two statements every model call runs, written per dialect because they are the
  * hot path: on SQLite, prepared statements run synchronously; on
- * PostgreSQL, one statement each (data-modifying CTEs), so one round trip and no
- * explicit transaction. On SQLite the writes of concurrent requests share commits
+ * PostgreSQL, one named prepared statement each (data-modifying CTEs), so one round
+ * trip, no explicit transaction and no planning per call. On SQLite the writes of concurrent requests share commits
  * (store/group-commit.ts). Query building would cost more than the queries themselves.
  */
 interface LedgerStatements {
@@ -74,7 +74,7 @@ function sqliteStatements(write: NonNullable<Store['sqliteWrite']>): LedgerState
   };
 }
 
-function postgresStatements(db: Kysely<Database>): LedgerStatements {
+function postgresStatements(prepared: NonNullable<Store['pgPrepared']>): LedgerStatements {
   const reserve = `with taken as (
       update accounts set reserved = reserved + $1::bigint where id = $2 and balance - reserved >= $1::bigint returning id)
     insert into credit_holds (request_id, account_id, key_id, amount, created_at)
@@ -91,9 +91,8 @@ function postgresStatements(db: Kysely<Database>): LedgerStatements {
     returning accounts.id`;
   return {
     ordered: false,
-    reserve: async (r, keyId, now) => (await db.executeQuery(CompiledQuery.raw(reserve, [r.amount, r.accountId, keyId, r.requestId, now]))).rows.length === 1,
-    settle: async (r, charge, now) =>
-      (await db.executeQuery(CompiledQuery.raw(settle, [charge > 0 ? 'settled' : 'released', charge, now, r.requestId]))).rows.length === 1,
+    reserve: async (r, keyId, now) => (await prepared('ledger_reserve', reserve, [r.amount, r.accountId, keyId, r.requestId, now])).length === 1,
+    settle: async (r, charge, now) => (await prepared('ledger_settle', settle, [charge > 0 ? 'settled' : 'released', charge, now, r.requestId])).length === 1,
   };
 }
 
@@ -108,7 +107,9 @@ export class Ledger {
     private readonly log: Pick<FastifyBaseLogger, 'error'>,
   ) {
     this.db = store.db;
-    this.statements = store.sqliteWrite ? sqliteStatements(store.sqliteWrite) : postgresStatements(store.db);
+    if (store.sqliteWrite) this.statements = sqliteStatements(store.sqliteWrite);
+    else if (store.pgPrepared) this.statements = postgresStatements(store.pgPrepared);
+    else throw new Error('the ledger needs SQLite or PostgreSQL');
   }
 
   /** Holds `amount` micro-credits; null when the account cannot cover it. */

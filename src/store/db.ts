@@ -33,6 +33,11 @@ export interface Store {
    * write is committed before any statement issued after it.
    */
   readonly sqliteWrite?: <T>(write: Write<T>) => Promise<T>;
+  /**
+   * PostgreSQL only: runs a named prepared statement (parsed and planned once per pooled
+   * connection) on the pool Kysely uses. For the ledger's per-call statements.
+   */
+  readonly pgPrepared?: (name: string, text: string, values: unknown[]) => Promise<unknown[]>;
   /** Throws when the database cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -57,9 +62,10 @@ export async function openStore(database: Config['database'], options: StoreOpti
       : undefined;
   if (sqlite && checkpointer) sqlite.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
   let group: GroupCommit | undefined;
+  const pool = database.kind === 'postgres' ? postgresPool(database.url, onIdleError) : null;
   const db = sqlite
     ? new Kysely<Database>({ dialect: new OrderedSqliteDialect({ database: withStatementCache(sqlite) }, () => group?.commitQueued()) })
-    : new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool((database as { url: string }).url, onIdleError) }) });
+    : new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool! }) });
   const sqliteSync = sqlite
     ? <T>(fn: (conn: SQLite.Database) => T): Promise<T> => db.getExecutor().provideConnection(async () => fn(sqlite))
     : undefined;
@@ -70,6 +76,7 @@ export async function openStore(database: Config['database'], options: StoreOpti
     appendRows: sqlite && sqliteSync ? sqliteAppender(sqlite, sqliteSync) : (table, rows) => postgresAppend(db, table, rows),
     ...(sqliteSync ? { sqliteSync } : {}),
     ...(group ? { sqliteWrite: <T>(write: Write<T>) => group.run(write) } : {}),
+    ...(pool ? { pgPrepared: async (name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows } : {}),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
