@@ -47,6 +47,28 @@ after(async () => {
   await upstream.close();
 });
 
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The first request the upstream receives after it had received `before`. */
+async function upstreamRequestAfter(before: number) {
+  for (let i = 0; i < 400 && upstream.requests.length === before; i++) await pause(5);
+  assert.ok(upstream.requests.length > before, 'the upstream was called');
+  return upstream.requests.at(-1)!;
+}
+
+const closedWithin = (req: { closed: Promise<void> }, ms: number) => Promise.race([req.closed.then(() => true), pause(ms).then(() => false)]);
+
+/** The account once nothing is reserved any more (settlement happens as the request finishes). */
+async function settledAccount(id: string): Promise<{ credits: number; reserved_credits: number }> {
+  let acct = (await server.admin('GET', `/accounts/${id}`)).body;
+  for (let i = 0; i < 100 && acct.reserved_credits > 0; i++) {
+    await pause(20);
+    acct = (await server.admin('GET', `/accounts/${id}`)).body;
+  }
+  assert.equal(acct.reserved_credits, 0);
+  return acct;
+}
+
 test('every applied field reaches the upstream under its upstream model name; tool-call fragments pass through', async () => {
   mode = 'tools';
   const { key } = await server.createKey();
@@ -129,18 +151,9 @@ test('a client that goes away aborts the upstream request and pays only for what
   await reader.read();
   await reader.read();
   controller.abort();
-  for (let i = 0; i < 400 && upstream.requests.length === before; i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(upstream.requests.length > before, 'the upstream was called');
-  const upstreamRequest = upstream.requests.at(-1)!;
-  const closed = await Promise.race([upstreamRequest.closed.then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
-  assert.equal(closed, true, 'the upstream request was closed when the client left');
-  // Settlement happens as the request finishes: poll until the reservation is released.
-  let acct = (await server.admin('GET', `/accounts/${account.id}`)).body;
-  for (let i = 0; i < 100 && acct.reserved_credits > 0; i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    acct = (await server.admin('GET', `/accounts/${account.id}`)).body;
-  }
-  assert.equal(acct.reserved_credits, 0);
+  const upstreamRequest = await upstreamRequestAfter(before);
+  assert.equal(await closedWithin(upstreamRequest, 2000), true, 'the upstream request was closed when the client left');
+  const acct = await settledAccount(account.id);
   const charged = toMicro(10) - toMicro(acct.credits);
   assert.ok(charged > 0, 'what ran is charged');
   assert.ok(charged < toMicro(0.05), `only what ran is charged (${charged} micro-credits)`);
@@ -161,19 +174,12 @@ test('a non-streaming request is sent upstream non-streamed; a client that leave
       body: JSON.stringify({ model: 'agent', messages: [{ role: 'user', content: 'x' }] }),
     })
     .catch((e: unknown) => e);
-  for (let i = 0; i < 400 && upstream.requests.length === before; i++) await new Promise((r) => setTimeout(r, 5));
-  const sent = upstream.requests.at(-1)!;
+  const sent = await upstreamRequestAfter(before);
   assert.equal(sent.body.stream, false);
   assert.equal(sent.body.stream_options, undefined);
   controller.abort();
-  assert.equal((await pending as Error).name, 'AbortError');
-  const closed = await Promise.race([sent.closed.then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
-  assert.equal(closed, true, 'the upstream request was closed when the client left');
-  let acct = (await server.admin('GET', `/accounts/${account.id}`)).body;
-  for (let i = 0; i < 100 && acct.reserved_credits > 0; i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    acct = (await server.admin('GET', `/accounts/${account.id}`)).body;
-  }
-  assert.equal(acct.reserved_credits, 0);
+  assert.equal(((await pending) as Error).name, 'AbortError');
+  assert.equal(await closedWithin(sent, 2000), true, 'the upstream request was closed when the client left');
+  const acct = await settledAccount(account.id);
   assert.equal(acct.credits, 10, 'no answer came back, so nothing was charged');
 });
