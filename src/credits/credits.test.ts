@@ -127,3 +127,25 @@ test('a hold left by a crashed call is released by the stale sweep, charging not
   assert.equal(await ledger.settle(held, toMicro(1)), 0, 'the hold is gone: nothing more to charge');
   assert.equal((await balance(account.id)).credits, 2);
 });
+
+test('reservations made in one turn are taken in one batch: exactly what the balance covers, and a bad one fails alone', async () => {
+  const account = await server.createAccount(1);
+  const { ledger } = server.app.services;
+  const id = (i: number) => `req_batch_${Date.now()}_${i}`;
+  // 0.3 credits each: a balance of 1 covers three of ten.
+  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => ledger.reserve(account.id, null, id(i), toMicro(0.3))));
+  const taken = results.filter((r) => r !== null);
+  assert.equal(taken.length, 3);
+  assert.equal((await balance(account.id)).reserved_credits, 0.9);
+  // A request id already held cannot be held twice; the others in its turn are unaffected.
+  const again = await Promise.allSettled([ledger.reserve(account.id, null, taken[0]!.requestId, 1), ledger.reserve(account.id, null, id(99), 1)]);
+  assert.equal(again[0].status, 'rejected');
+  assert.equal(again[1].status, 'fulfilled');
+  assert.ok((again[1] as PromiseFulfilledResult<unknown>).value);
+  // Settled together: each charge lands once.
+  const charged = await Promise.all([...taken, (again[1] as PromiseFulfilledResult<{ requestId: string; accountId: string; amount: number }>).value].map((r) => ledger.settle(r, toMicro(0.1))));
+  assert.deepEqual(charged, [toMicro(0.1), toMicro(0.1), toMicro(0.1), 1]);
+  const after = await balance(account.id);
+  assert.equal(after.reserved_credits, 0);
+  assert.equal(toMicro(after.credits), toMicro(1) - 3 * toMicro(0.1) - 1);
+});

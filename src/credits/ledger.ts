@@ -5,11 +5,12 @@
 // While a call runs its hold is a row of credit_holds (a crashed instance's holds are
 // released by the stale sweep); settling deletes it and writes the ledger entry.
 // The books: balance = grants (credit_transactions) - charges (credit_reservations).
-import type SQLite from 'better-sqlite3';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
+import { postgresStatements } from './ledger-postgres.ts';
+import { sqliteStatements } from './ledger-sqlite.ts';
 
 export interface Reservation {
   accountId: string;
@@ -20,12 +21,12 @@ export interface Reservation {
 
 /**
  * The two statements every model call runs, written per dialect because they are the
- * hot path: on SQLite, prepared statements run synchronously; on
- * PostgreSQL, one named prepared statement each (data-modifying CTEs), so one round
- * trip, no explicit transaction and no planning per call. On SQLite the writes of concurrent requests share commits
- * (store/group-commit.ts). Query building would cost more than the queries themselves.
+ * hot path (query building would cost more than the queries themselves): on SQLite
+ * prepared statements under group commit (ledger-sqlite.ts), on PostgreSQL one
+ * statement per event-loop turn for all the reservations, and one for all the
+ * settlements, queued in it (ledger-postgres.ts).
  */
-interface LedgerStatements {
+export interface LedgerStatements {
   /**
    * A write queued now commits before any statement this process issues later (SQLite:
    * one connection, and whoever takes it commits the queued writes first), so a
@@ -37,63 +38,6 @@ interface LedgerStatements {
   reserve(r: Reservation, keyId: string | null, now: number): Promise<boolean>;
   /** Releases the hold and writes the ledger entry with `charge`; false when nothing was held. */
   settle(r: Reservation, charge: number, now: number): Promise<boolean>;
-}
-
-function sqliteStatements(write: NonNullable<Store['sqliteWrite']>): LedgerStatements {
-  let prepared: { reserve: (r: Reservation, keyId: string | null, now: number) => boolean; settle: (r: Reservation, charge: number, now: number) => boolean } | undefined;
-  const statements = (conn: SQLite.Database) => {
-    if (prepared) return prepared;
-    const take = conn.prepare('update accounts set reserved = reserved + ? where id = ? and balance - reserved >= ?');
-    const hold = conn.prepare('insert into credit_holds (request_id, account_id, key_id, amount, created_at) values (?, ?, ?, ?, ?)');
-    const unhold = conn.prepare('delete from credit_holds where request_id = ? returning account_id, key_id, amount, created_at');
-    const entry = conn.prepare(
-      'insert into credit_reservations (request_id, account_id, key_id, amount, status, charged, created_at, settled_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    const release = conn.prepare('update accounts set reserved = reserved - ?, balance = balance - ? where id = ?');
-    prepared = {
-      reserve: (r, keyId, now) => {
-        if (take.run(r.amount, r.accountId, r.amount).changes !== 1) return false;
-        hold.run(r.requestId, r.accountId, keyId, r.amount, now);
-        return true;
-      },
-      settle: (r, charge, now) => {
-        const held = unhold.get(r.requestId) as { account_id: string; key_id: string | null; amount: number; created_at: number } | undefined;
-        if (!held) return false;
-        entry.run(r.requestId, held.account_id, held.key_id, held.amount, charge > 0 ? 'settled' : 'released', charge, held.created_at, now);
-        release.run(held.amount, charge, held.account_id);
-        return true;
-      },
-    };
-    return prepared;
-  };
-  // Each runs inside a group-commit transaction: a throw rolls back its own writes.
-  return {
-    ordered: true,
-    reserve: (r, keyId, now) => write((conn) => statements(conn).reserve(r, keyId, now)),
-    settle: (r, charge, now) => write((conn) => statements(conn).settle(r, charge, now)),
-  };
-}
-
-function postgresStatements(prepared: NonNullable<Store['pgPrepared']>): LedgerStatements {
-  const reserve = `with taken as (
-      update accounts set reserved = reserved + $1::bigint where id = $2 and balance - reserved >= $1::bigint returning id)
-    insert into credit_holds (request_id, account_id, key_id, amount, created_at)
-      select $4::text, id, $3::text, $1::bigint, $5::bigint from taken
-    returning request_id`;
-  const settle = `with held as (
-      delete from credit_holds where request_id = $4 returning request_id, account_id, key_id, amount, created_at),
-    entry as (
-      insert into credit_reservations (request_id, account_id, key_id, amount, status, charged, created_at, settled_at)
-        select request_id, account_id, key_id, amount, $1, $2::bigint, created_at, $3::bigint from held
-      returning account_id, amount)
-    update accounts set reserved = accounts.reserved - entry.amount, balance = accounts.balance - $2::bigint
-      from entry where accounts.id = entry.account_id
-    returning accounts.id`;
-  return {
-    ordered: false,
-    reserve: async (r, keyId, now) => (await prepared('ledger_reserve', reserve, [r.amount, r.accountId, keyId, r.requestId, now])).length === 1,
-    settle: async (r, charge, now) => (await prepared('ledger_settle', settle, [charge > 0 ? 'settled' : 'released', charge, now, r.requestId])).length === 1,
-  };
 }
 
 export class Ledger {

@@ -5,6 +5,7 @@ import * as m0002 from './0002_chat_completions.ts';
 import * as m0003 from './0003_credit_reservations.ts';
 import * as m0004 from './0004_drop_reservation_account_index.ts';
 import * as m0005 from './0005_credit_holds.ts';
+import * as m0006 from './0006_ledger_functions.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003_credit_reservations': m0003,
   '0004_drop_reservation_account_index': m0004,
   '0005_credit_holds': m0005,
+  '0006_ledger_functions': m0006,
 };
 
 export const migrationProvider: MigrationProvider = {

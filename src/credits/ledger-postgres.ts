@@ -1,0 +1,87 @@
+// The ledger's per-call statements on PostgreSQL. The reservations (and, separately, the
+// settlements) queued during one turn of the event loop go out as one call of a
+// function (migration 0006): one round trip and one commit for them all, where one per
+// call made the database's commit and the process switches of every round trip the
+// limit. Each call still learns whether its own hold was taken or settled. Should a
+// batch fail, each of its calls is tried alone, so only the one at fault fails.
+import type { Store } from '../store/db.ts';
+import type { LedgerStatements, Reservation } from './ledger.ts';
+
+interface Queued<T> {
+  item: T;
+  resolve(ok: boolean): void;
+  reject(err: unknown): void;
+}
+
+/** Runs the items queued in one turn together; `run` returns the request ids that succeeded. */
+class Batcher<T extends { requestId: string }> {
+  private queue: Queued<T>[] = [];
+
+  constructor(private readonly run: (items: T[]) => Promise<Set<string>>) {}
+
+  add(item: T): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      if (this.queue.length === 0) setImmediate(this.flush);
+      this.queue.push({ item, resolve, reject });
+    });
+  }
+
+  private readonly flush = (): void => {
+    const batch = this.queue;
+    this.queue = [];
+    void this.send(batch);
+  };
+
+  private async send(batch: Queued<T>[]): Promise<void> {
+    try {
+      const done = await this.run(batch.map((q) => q.item));
+      for (const q of batch) q.resolve(done.has(q.item.requestId));
+    } catch (err) {
+      if (batch.length === 1) return batch[0]!.reject(err);
+      await Promise.all(batch.map((q) => this.send([q])));
+    }
+  }
+}
+
+interface ReserveItem {
+  requestId: string;
+  accountId: string;
+  keyId: string | null;
+  amount: number;
+  at: number;
+}
+
+interface SettleItem {
+  requestId: string;
+  charge: number;
+  at: number;
+}
+
+export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>): LedgerStatements {
+  const ids = (rows: unknown[]) => new Set(rows.map((r) => (r as { id: string }).id));
+  const reserves = new Batcher<ReserveItem>(async (items) =>
+    ids(
+      await prepared('ledger_reserve', 'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint)', [
+        items.map((i) => i.requestId),
+        items.map((i) => i.accountId),
+        items.map((i) => i.keyId),
+        items.map((i) => i.amount),
+        items[0]!.at,
+      ]),
+    ),
+  );
+  const settles = new Batcher<SettleItem>(async (items) =>
+    ids(
+      await prepared('ledger_settle', 'select ledger_settle as id from ledger_settle($1::text[], $2::bigint[], $3::bigint)', [
+        items.map((i) => i.requestId),
+        items.map((i) => i.charge),
+        items[0]!.at,
+      ]),
+    ),
+  );
+  return {
+    ordered: false,
+    reserve: (r: Reservation, keyId, now) => reserves.add({ requestId: r.requestId, accountId: r.accountId, keyId, amount: r.amount, at: now }),
+    settle: (r: Reservation, charge, now) => settles.add({ requestId: r.requestId, charge, at: now }),
+  };
+}
