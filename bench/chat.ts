@@ -21,7 +21,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { freePort, load, percentile, startChild, stopAll, type Figures } from './lib.ts';
+import { freePort, load, percentile, startChild, stderrLines, stopAll, type Figures } from './lib.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -227,6 +227,7 @@ function seqRow(t: Target, s: Sequential | undefined, stream: boolean): string {
 // --- run ----------------------------------------------------------------------------
 
 const targets: Target[] = [];
+let portkeyProcess: ChildProcess | undefined;
 try {
   const fakePort = await freePort();
   const apiPort = await freePort();
@@ -311,8 +312,10 @@ try {
         { NODE_ENV: 'production' },
         `http://127.0.0.1:${gwPort}/`,
         20_000,
+        true,
       ),
     );
+    portkeyProcess = children.at(-1);
   } catch (err) {
     portkey.down = (err as Error).message;
   }
@@ -403,6 +406,8 @@ try {
         `   | p99: agent-api ${delta(a?.p99, d?.p99)}, Portkey ${delta(p?.p99, d?.p99)} over direct`,
     );
   }
+  const noise = portkeyProcess && stderrLines.get(portkeyProcess);
+  if (noise?.count) console.log(`\n(the Portkey gateway wrote ${noise.count} lines to stderr during the run, the first: ${noise.first})`);
   const failing = targets.filter((t) => t.down || !clean(rpsPlain, t) || !okSeq(seqPlain, t) || !okSeq(seqStream, t) || (streamRps && !clean(rpsStream, t)));
   if (failing.length) {
     console.log(`\nFAILING targets: ${failing.map((t) => t.name).join(', ')} (see the rows above)`);

@@ -15,8 +15,22 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startChild(args: string[], env: NodeJS.ProcessEnv, healthUrl: string, timeoutMs = 10_000): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+/** Lines a child wrote to stderr when started with `quietStderr` (a peer's own noise, counted instead of shown). */
+export const stderrLines = new WeakMap<ChildProcess, { count: number; first?: string }>();
+
+export async function startChild(args: string[], env: NodeJS.ProcessEnv, healthUrl: string, timeoutMs = 10_000, quietStderr = false): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', quietStderr ? 'pipe' : 'inherit'] });
+  if (quietStderr) {
+    const seen: { count: number; first?: string } = { count: 0 };
+    stderrLines.set(child, seen);
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      for (const line of text.split('\n')) {
+        if (line.trim() === '') continue;
+        seen.count++;
+        seen.first ??= line.slice(0, 200);
+      }
+    });
+  }
   for (let i = 0; i < timeoutMs / 50; i++) {
     if (child.exitCode !== null) break;
     try {
