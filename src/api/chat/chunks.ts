@@ -10,19 +10,26 @@ export interface ChunkContext {
   legacyFunctions: boolean;
   /** With stream_options.include_usage every chunk carries `usage: null` until the last. */
   includeUsage: boolean;
+  /** The JSON around the choice, the same in every chunk of the stream: serialized once. */
+  frame?: { head: string; tail: string };
 }
 
-export function chunk(ctx: ChunkContext, delta: Record<string, unknown>, finishReason: string | null = null, logprobs: unknown = null) {
-  return {
-    id: ctx.id,
-    object: 'chat.completion.chunk' as const,
-    created: ctx.created,
-    model: ctx.model,
-    service_tier: 'default',
-    system_fingerprint: 'agent-api',
-    choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
-    ...(ctx.includeUsage ? { usage: null } : {}),
-  };
+function frameOf(ctx: ChunkContext): { head: string; tail: string } {
+  if (!ctx.frame) {
+    const fields = { id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model, service_tier: 'default', system_fingerprint: 'agent-api' };
+    ctx.frame = { head: `${JSON.stringify(fields).slice(0, -1)},"choices":[`, tail: ctx.includeUsage ? '],"usage":null}' : ']}' };
+  }
+  return ctx.frame;
+}
+
+/**
+ * One chat.completion.chunk as JSON text (keys in the reference's order). Built around
+ * the choice rather than by serializing a whole object: a stream has a chunk per token.
+ */
+export function chunk(ctx: ChunkContext, delta: Record<string, unknown>, finishReason: string | null = null, logprobs: unknown = null): string {
+  const { head, tail } = frameOf(ctx);
+  const finish = finishReason === null ? 'null' : JSON.stringify(finishReason);
+  return `${head}{"index":0,"delta":${JSON.stringify(delta)},"logprobs":${logprobs === null ? 'null' : JSON.stringify(logprobs)},"finish_reason":${finish}}${tail}`;
 }
 
 export function roleChunk(ctx: ChunkContext) {

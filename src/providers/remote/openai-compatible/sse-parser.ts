@@ -67,20 +67,19 @@ export class SseParser {
   private drain(final: boolean, out: SseEvent[]): void {
     const buffer = this.buffer;
     let start = 0;
+    // Where the next '\r' and '\n' are (indexOf, not a character loop: lines carry whole
+    // JSON chunks); each is searched again only once passed.
+    let cr = buffer.indexOf('\r');
+    let lf = buffer.indexOf('\n');
     for (;;) {
-      let end = -1;
-      for (let i = start; i < buffer.length; i++) {
-        const c = buffer.charCodeAt(i);
-        if (c === 10 || c === 13) {
-          end = i;
-          break;
-        }
-      }
+      if (cr !== -1 && cr < start) cr = buffer.indexOf('\r', start);
+      if (lf !== -1 && lf < start) lf = buffer.indexOf('\n', start);
+      const end = cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf);
       if (end === -1) break;
       // A '\r' at the very end may be the first half of a '\r\n' split across chunks.
-      if (buffer.charCodeAt(end) === 13 && end === buffer.length - 1 && !final) break;
+      if (end === cr && end === buffer.length - 1 && !final) break;
       const line = buffer.slice(start, end);
-      start = end + (buffer.charCodeAt(end) === 13 && buffer.charCodeAt(end + 1) === 10 ? 2 : 1);
+      start = end + (end === cr && lf === end + 1 ? 2 : 1);
       const ev = this.take(line);
       if (ev) out.push(ev);
     }
