@@ -28,8 +28,9 @@ test('create an account and a key, use it, pause and revoke it', async () => {
   const account = await cli('accounts', 'create', '--name', 'cli-acct', '--credits', '3');
   assert.equal(account.credits, 3);
   assert.equal((await cli('credits', 'add', '--account', account.id, '--amount', '2')).credits, 5);
-  const key = await cli('keys', 'create', '--account', account.id, '--name', 'from-cli', '--permissions', 'embeddings,files', '--models', 'agent', '--limit', 'requests:day:100', '--rpm', '30');
+  const key = await cli('keys', 'create', '--account', account.id, '--name', 'from-cli', '--permissions', 'embeddings,files', '--models', 'agent', '--limit', 'requests:day:100', '--rpm', '30', '--max-output-tokens', '256');
   assert.match(key.key, /^sk-agent-/);
+  assert.equal(key.max_output_tokens, 256);
   assert.equal(key.permissions.files, true);
   assert.deepEqual(key.limits, [{ metric: 'requests', period: 'day', max: 100 }]);
 

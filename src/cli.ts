@@ -16,7 +16,8 @@ const HELP = `Usage: agent-api <command> [options]
   credits add --account ID --amount C     add (or with a negative amount remove) credits
   keys create --account ID --name N       create a key; prints its secret once
       [--permissions embeddings,files,...|all] [--models agent,agent-think]
-      [--ip 10.0.0.0/8,127.0.0.1] [--rpm N] [--limit metric:period:max ...]
+      [--ip 10.0.0.0/8,127.0.0.1] [--rpm N] [--max-output-tokens N]
+      [--limit metric:period:max ...]
       [--expires-at UNIX_SECONDS] [--paused]
   keys list [--account ID]                list keys (never their secrets)
   keys pause|unpause|revoke ID            change a key
@@ -67,6 +68,7 @@ async function main(argv: string[]): Promise<void> {
       models: { type: 'string' },
       ip: { type: 'string' },
       rpm: { type: 'string' },
+      'max-output-tokens': { type: 'string' },
       limit: { type: 'string', multiple: true },
       'expires-at': { type: 'string' },
       paused: { type: 'boolean' },
@@ -80,6 +82,11 @@ async function main(argv: string[]): Promise<void> {
   const number = (v: string | undefined, flag: string) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n)) fail(`--${flag} must be a number`);
+    return n;
+  };
+  const positiveInteger = (v: string, flag: string) => {
+    const n = number(v, flag);
+    if (!Number.isInteger(n) || n < 1) fail(`--${flag} must be a whole number of at least 1`);
     return n;
   };
   try {
@@ -110,6 +117,7 @@ async function main(argv: string[]): Promise<void> {
           models: models ?? null,
           ip_allowlist: list(values.ip) ?? null,
           rpm: values.rpm ? number(values.rpm, 'rpm') : null,
+          max_output_tokens: values['max-output-tokens'] ? positiveInteger(values['max-output-tokens'], 'max-output-tokens') : null,
           limits: (values.limit ?? []).map(parseLimit),
           paused: values.paused ?? false,
           expires_at: values['expires-at'] ? number(values['expires-at'], 'expires-at') : null,

@@ -14,6 +14,16 @@ export const keyLimitSchema = z.object({
 });
 export type KeyLimit = z.infer<typeof keyLimitSchema>;
 
+/**
+ * A request's output cap: what it asked for (or the service default), never above the
+ * key's own cap (SPEC: max_tokens is "also capped by the key"). The credit reservation
+ * is taken for this many output tokens.
+ */
+export function outputCap(requested: number | null | undefined, keyCap: number | null, serviceDefault: number): number {
+  const cap = requested ?? serviceDefault;
+  return keyCap === null ? cap : Math.min(cap, keyCap);
+}
+
 /** Start of the period containing `now` (UTC; weeks start on Monday). */
 export function periodStart(period: LimitPeriod, now: number): number {
   if (period === 'ever') return 0;

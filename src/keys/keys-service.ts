@@ -22,6 +22,8 @@ export interface KeyRecord {
   ipAllowlist: string[] | null;
   ipRanges: Range[] | null;
   rpm: number | null;
+  /** Caps every request's output (max_tokens), the service default included; null: no cap of its own. */
+  maxOutputTokens: number | null;
   limits: KeyLimit[];
   paused: boolean;
   revokedAt: number | null;
@@ -37,6 +39,7 @@ export interface KeyInput {
   models?: string[] | null;
   ip_allowlist?: string[] | null;
   rpm?: number | null;
+  max_output_tokens?: number | null;
   limits?: KeyLimit[];
   paused?: boolean;
   /** Unix seconds */
@@ -69,6 +72,7 @@ export function toRecord(row: KeyRow): KeyRecord {
     ipAllowlist,
     ipRanges: ipAllowlist ? ipAllowlist.map(parseAllowEntry) : null,
     rpm: row.rpm,
+    maxOutputTokens: row.max_output_tokens ?? null,
     limits: JSON.parse(row.limits) as KeyLimit[],
     paused: row.paused === 1,
     revokedAt: row.revoked_at,
@@ -91,6 +95,7 @@ export function viewKey(k: KeyRecord) {
     models: k.models,
     ip_allowlist: k.ipAllowlist,
     rpm: k.rpm,
+    max_output_tokens: k.maxOutputTokens,
     limits: k.limits,
     paused: k.paused,
     revoked: k.revokedAt !== null,
@@ -121,6 +126,7 @@ export class KeysService {
       models: input.models ? JSON.stringify(input.models) : null,
       ip_allowlist: input.ip_allowlist ? JSON.stringify(input.ip_allowlist) : null,
       rpm: input.rpm ?? null,
+      max_output_tokens: input.max_output_tokens ?? null,
       limits: JSON.stringify(input.limits ?? []),
       paused: input.paused ? 1 : 0,
       revoked_at: null,
@@ -157,6 +163,7 @@ export class KeysService {
     if (patch.models !== undefined) set.models = patch.models ? JSON.stringify(patch.models) : null;
     if (patch.ip_allowlist !== undefined) set.ip_allowlist = patch.ip_allowlist ? JSON.stringify(patch.ip_allowlist) : null;
     if (patch.rpm !== undefined) set.rpm = patch.rpm;
+    if (patch.max_output_tokens !== undefined) set.max_output_tokens = patch.max_output_tokens;
     if (patch.limits !== undefined) set.limits = JSON.stringify(patch.limits);
     if (patch.paused !== undefined) set.paused = patch.paused ? 1 : 0;
     if (patch.expires_at !== undefined) set.expires_at = patch.expires_at === null ? null : patch.expires_at * 1000;

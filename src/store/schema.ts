@@ -37,6 +37,8 @@ export interface ApiKeysTable {
   /** JSON string[] | null (null: any address) */
   ip_allowlist: string | null;
   rpm: number | null;
+  /** The key's own output cap in tokens (migration 0007); null: none. */
+  max_output_tokens: number | null;
   /** JSON KeyLimit[] */
   limits: string;
   paused: number;

@@ -65,6 +65,7 @@ describe('keys', () => {
       models: ['agent'],
       ip_allowlist: ['127.0.0.1', '10.0.0.0/8'],
       rpm: 60,
+      max_output_tokens: 2048,
       limits: [{ metric: 'tokens', period: 'day', max: 10000 }],
       expires_at: Math.floor(Date.now() / 1000) + 3600,
     });
@@ -75,6 +76,7 @@ describe('keys', () => {
     assert.equal(created.body.permissions.audio, false, 'switches are off until turned on');
     assert.deepEqual(created.body.models, ['agent']);
     assert.equal(created.body.rpm, 60);
+    assert.equal(created.body.max_output_tokens, 2048);
 
     const fetched = await server.admin('GET', `/keys/${created.body.id}`);
     assert.equal(fetched.status, 200);

@@ -27,6 +27,8 @@ const keyFields = {
     .nullable()
     .optional(),
   rpm: z.number().int().min(1).nullable().optional(),
+  /** caps max_tokens of every request made with the key */
+  max_output_tokens: z.number().int().min(1).max(1_000_000).nullable().optional(),
   limits: z.array(keyLimitSchema).max(32).optional(),
   paused: z.boolean().optional(),
   /** Unix seconds */

@@ -181,6 +181,24 @@ describe('chat completions', () => {
     }
   });
 
+  test("the key's max_output_tokens caps every request's output, and its credit reservation", async () => {
+    // 0.02 credits cannot cover the default 4096-token output cap, but the key's 5 tokens it can.
+    const account = await server.createAccount(0.02);
+    const capped = await server.createKey({ account_id: account.id, max_output_tokens: 5 });
+    const c = server.openai(capped.key);
+    const cut = await c.chat.completions.create({ model: 'agent', messages: user('Tell me a long story about the sea'), max_tokens: 500 });
+    assert.equal(cut.choices[0]!.finish_reason, 'length');
+    assert.equal(cut.usage!.completion_tokens, 5);
+    const unset = await c.completions.create({ model: 'agent', prompt: 'Tell me a long story about the sea' });
+    assert.equal(unset.usage!.completion_tokens, 5, 'the service default is capped too');
+    // A request asking for less than the key allows gets what it asked for.
+    const fewer = await c.chat.completions.create({ model: 'agent', messages: user('Tell me a long story about the sea'), max_tokens: 3 });
+    assert.equal(fewer.usage!.completion_tokens, 3);
+    // The same account through a key without a cap reserves for 4096 output tokens: refused.
+    const uncapped = await server.createKey({ account_id: account.id });
+    await assert.rejects(server.openai(uncapped.key).chat.completions.create({ model: 'agent', messages: user('hi') }), (e: unknown) => (e as { status: number }).status === 429);
+  });
+
   test('refused, limited and ignored rows through the SDK', async () => {
     await assert.rejects(client.chat.completions.create({ model: 'agent', messages: user('x'), audio: { voice: 'alloy', format: 'mp3' }, modalities: ['text', 'audio'] }), (e: unknown) => {
       assert.ok(e instanceof OpenAI.BadRequestError);

@@ -6,6 +6,7 @@ import type { ChatModel } from '../../contract/models.ts';
 import { fromMicro } from '../../accounts/money.ts';
 import { estimateInputTokens, MeteredRun } from '../../credits/metered-run.ts';
 import { clientSignal } from '../../http/request-state.ts';
+import { outputCap } from '../../keys/key-limits.ts';
 import type { Router } from '../../http/router.ts';
 import type { ProviderEvent } from '../../providers/types.ts';
 import { consume, streamAnswer } from '../stream-answer.ts';
@@ -24,7 +25,7 @@ export function chatRoutes(router: Router, stored: CompletionStore, registry: To
 
   router.endpoint(createChatCompletion, async ({ body, key, request, reply }) => {
     const model = body.model as ChatModel;
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? services.config.defaultMaxOutputTokens;
+    const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
     const mapped = toProviderRequest(body, maxTokens);
     const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format], mapped.attachments);
     const meter = await MeteredRun.open(services, request.state, key, model, inputEstimate, maxTokens, request.id);

@@ -5,6 +5,7 @@ import { createCompletion } from '../../contract/endpoints/completions.ts';
 import type { ChatModel } from '../../contract/models.ts';
 import { estimateInputTokens, MeteredRun } from '../../credits/metered-run.ts';
 import { clientSignal } from '../../http/request-state.ts';
+import { outputCap } from '../../keys/key-limits.ts';
 import type { Router } from '../../http/router.ts';
 import { newId } from '../../ids.ts';
 import type { CompletionRequest, FinishReason } from '../../providers/types.ts';
@@ -17,7 +18,7 @@ export function completionsRoutes(router: Router): void {
   router.endpoint(createCompletion, async ({ body, key, request, reply }) => {
     const model = body.model as ChatModel;
     const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : (body.prompt as string);
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? services.config.defaultMaxOutputTokens;
+    const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
     const b = body as Record<string, any>;
     const completionRequest: CompletionRequest = Object.fromEntries(
       Object.entries({

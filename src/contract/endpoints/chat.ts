@@ -61,7 +61,7 @@ export const createChatCompletion = defineEndpoint({
       functions: applied(chatFunctionsSchema, 'legacy form of tools'),
       function_call: applied(chatFunctionCallSchema, 'legacy form of tool_choice'),
       parallel_tool_calls: applied(z.boolean().nullable(), 'sent to the model'),
-      max_tokens: applied(maxTokensSchema, 'output cap, also capped by the key'),
+      max_tokens: applied(maxTokensSchema, "output cap, also capped by the key's max_output_tokens when it has one"),
       max_completion_tokens: applied(maxTokensSchema, 'alias of max_tokens'),
       temperature: applied(temperatureSchema, '0 to 2, default 0.7'),
       top_p: applied(topPSchema, 'nucleus sampling'),

@@ -61,7 +61,7 @@ export const createCompletion = defineEndpoint({
     fields: {
       model: modelField(CHAT_MODELS),
       prompt: applied(promptSchema, 'a string or a one-item list'),
-      max_tokens: applied(maxTokensSchema, 'output cap, also capped by the key'),
+      max_tokens: applied(maxTokensSchema, "output cap, also capped by the key's max_output_tokens when it has one"),
       max_completion_tokens: applied(maxTokensSchema, 'alias of max_tokens (extension)'),
       temperature: applied(temperatureSchema, '0 to 2, default 0.7'),
       top_p: applied(topPSchema, 'nucleus sampling'),

@@ -141,7 +141,7 @@ export const createResponse = defineEndpoint({
       stream: applied(z.boolean().nullable(), 'Responses streaming events'),
       background: applied(z.boolean().nullable(), 'run in background; not combinable with stream'),
       metadata: applied(metadataSchema, 'up to 16 entries; keys up to 64 characters, values up to 512'),
-      max_output_tokens: applied(maxTokensSchema, 'output cap, also capped by the key'),
+      max_output_tokens: applied(maxTokensSchema, "output cap, also capped by the key's max_output_tokens when it has one"),
       temperature: applied(temperatureSchema, '0 to 2, default 0.7'),
       top_p: applied(topPSchema, 'nucleus sampling'),
       top_logprobs: applied(topLogprobsSchema, '0 to 20, with include of message.output_text.logprobs'),

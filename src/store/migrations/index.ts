@@ -6,6 +6,7 @@ import * as m0003 from './0003_credit_reservations.ts';
 import * as m0004 from './0004_drop_reservation_account_index.ts';
 import * as m0005 from './0005_credit_holds.ts';
 import * as m0006 from './0006_ledger_functions.ts';
+import * as m0007 from './0007_key_max_output_tokens.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004_drop_reservation_account_index': m0004,
   '0005_credit_holds': m0005,
   '0006_ledger_functions': m0006,
+  '0007_key_max_output_tokens': m0007,
 };
 
 export const migrationProvider: MigrationProvider = {
