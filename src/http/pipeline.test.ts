@@ -127,6 +127,22 @@ describe('authentication', () => {
     assert.equal((await server.fetch('/v1/models', { key: loopback.key })).status, 200);
   });
 
+  test('X-Forwarded-For counts only from a trusted proxy (AGENT_API_TRUSTED_PROXIES)', async () => {
+    const behindProxy = await startTestServer({ AGENT_API_TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      const k = await behindProxy.createKey({ ip_allowlist: ['203.0.113.7'] });
+      const from = (ip: string) => behindProxy.fetch('/v1/models', { key: k.key, headers: { 'x-forwarded-for': ip } });
+      assert.equal((await from('203.0.113.7')).status, 200, 'the client address the proxy reports');
+      await expectError(await from('198.51.100.1'), 403, 'model_not_allowed');
+      await expectError(await behindProxy.fetch('/v1/models', { key: k.key }), 403, 'model_not_allowed');
+    } finally {
+      await behindProxy.close();
+    }
+    // Without a trusted proxy the header is the caller's own claim: ignored.
+    const k = await server.createKey({ ip_allowlist: ['203.0.113.7'] });
+    await expectError(await server.fetch('/v1/models', { key: k.key, headers: { 'x-forwarded-for': '203.0.113.7' } }), 403, 'model_not_allowed');
+  });
+
   test('pausing and un-pausing through the admin API applies at once', async () => {
     const k = await server.createKey();
     assert.equal((await server.admin('PATCH', `/keys/${k.id}`, { paused: true })).status, 200);
