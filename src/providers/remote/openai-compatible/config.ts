@@ -77,14 +77,14 @@ const baseUrl = z
       return false;
     }
   }, { error: 'must be an http:// or https:// URL', abort: true })
-  // fetch refuses URLs with user:password@, and they would leak into logs: use the key or headers.
+  // Credentials in the URL would leak into logs and error messages: use the key or headers.
   .refine((s) => {
     const u = new URL(s);
     return u.username === '' && u.password === '';
   }, 'must not contain credentials (use UPSTREAM_API_KEY or UPSTREAM_HEADERS)')
   .transform((s) => s.replace(/\/+$/, ''));
 
-// RFC 9110 token: fetch rejects anything else, better to fail at start-up.
+// RFC 9110 token: HTTP clients reject anything else, better to fail at start-up.
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const headers = z
   .preprocess(
