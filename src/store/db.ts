@@ -69,7 +69,7 @@ export async function openStore(database: Config['database'], options: StoreOpti
   const sqliteSync = sqlite
     ? <T>(fn: (conn: SQLite.Database) => T): Promise<T> => db.getExecutor().provideConnection(async () => fn(sqlite))
     : undefined;
-  if (sqlite) group = new GroupCommit(sqlite, (fn) => db.getExecutor().provideConnection(async () => fn()));
+  if (sqlite && sqliteSync) group = new GroupCommit(sqlite, (fn) => sqliteSync(() => fn()));
   const store: Store = {
     db,
     kind: database.kind,

@@ -33,14 +33,14 @@ export function chatRoutes(router: Router, stored: CompletionStore, registry: To
     const source: AsyncIterable<ProviderEvent> = answersDirectly(body, key)
       ? services.chat.provider.chat(mapped.request, signal)
       : runAgent(services.chat.provider, mapped.request, registry.available(key), signal);
-    const events = meter.meter(source)[Symbol.asyncIterator]();
+    const events = meter.meter(source);
     const id = newCompletionId();
     const created = Math.floor(Date.now() / 1000);
     const keep = (completion: Record<string, unknown>) =>
       body.store ? stored.save({ accountId: key.accountId, completion, requestMessages: body.messages ?? [], metadata: body.metadata ?? null }) : undefined;
 
     if (!body.stream) {
-      const ran = await consume(meter, signal, () => collect({ [Symbol.asyncIterator]: () => events }, body.logprobs === true));
+      const ran = await consume(meter, signal, () => collect(events, body.logprobs === true));
       if (!ran) return reply;
       const completion = completionObject({ id, created, model, collected: ran.value, legacyFunctions: mapped.legacyFunctions, usage: ran.usage, svc: fromMicro(ran.credits) });
       await keep(completion);
@@ -54,7 +54,7 @@ export function chatRoutes(router: Router, stored: CompletionStore, registry: To
       reply,
       meter,
       signal,
-      events: { [Symbol.asyncIterator]: () => events },
+      events,
       head: [roleChunk(ctx)],
       chunk: (e) => {
         collector.add(e);

@@ -116,7 +116,7 @@ function mapResponseFormat(rf: any): ResponseFormat | undefined {
 }
 
 /** `o` without its undefined and null members (a loop: this runs on every request). */
-function defined<T extends object>(o: T): T {
+export function defined<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
   for (const k in o) if (o[k] !== undefined && o[k] !== null) out[k] = o[k];
   return out as T;

@@ -11,6 +11,7 @@ import { newId } from '../../ids.ts';
 import type { CompletionRequest, FinishReason } from '../../providers/types.ts';
 import { consume, streamAnswer } from '../stream-answer.ts';
 import { usageObject } from '../chat/completion-object.ts';
+import { defined } from '../chat/to-provider-request.ts';
 
 export function completionsRoutes(router: Router): void {
   const services = router.services;
@@ -20,27 +21,25 @@ export function completionsRoutes(router: Router): void {
     const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : (body.prompt as string);
     const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
     const b = body as Record<string, any>;
-    const completionRequest: CompletionRequest = Object.fromEntries(
-      Object.entries({
-        model,
-        stream: body.stream === true,
-        prompt,
-        maxTokens,
-        temperature: b.temperature,
-        topP: b.top_p,
-        topK: b.top_k,
-        minP: b.min_p,
-        topA: b.top_a,
-        repetitionPenalty: b.repetition_penalty,
-        presencePenalty: b.presence_penalty,
-        frequencyPenalty: b.frequency_penalty,
-        logitBias: b.logit_bias,
-        seed: b.seed,
-        stop: typeof b.stop === 'string' ? [b.stop] : b.stop,
-        reasoningEffort: b.reasoning_effort ?? b.reasoning?.effort,
-        user: b.user,
-      }).filter(([, v]) => v !== undefined && v !== null),
-    ) as unknown as CompletionRequest;
+    const completionRequest: CompletionRequest = defined({
+      model,
+      stream: body.stream === true,
+      prompt,
+      maxTokens,
+      temperature: b.temperature,
+      topP: b.top_p,
+      topK: b.top_k,
+      minP: b.min_p,
+      topA: b.top_a,
+      repetitionPenalty: b.repetition_penalty,
+      presencePenalty: b.presence_penalty,
+      frequencyPenalty: b.frequency_penalty,
+      logitBias: b.logit_bias,
+      seed: b.seed,
+      stop: typeof b.stop === 'string' ? [b.stop] : b.stop,
+      reasoningEffort: b.reasoning_effort ?? b.reasoning?.effort,
+      user: b.user,
+    }) as CompletionRequest;
 
     const meter = await MeteredRun.open(services, request.state, key, model, estimateInputTokens(prompt, 0), maxTokens, request.id);
     const signal = clientSignal(request.state);
