@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../ids.ts';
 import type { Database } from '../store/schema.ts';
-import { fromMicro, toMicro } from './money.ts';
+import { CreditsRefused, fromMicro, MAX_CREDITS, MAX_MICRO, toMicro } from './money.ts';
 
 export interface AccountView {
   id: string;
@@ -37,7 +37,9 @@ export class AccountsService {
     const row: AccountRow = { id: newId('acct_'), name, balance: 0, reserved: 0, created_at: Date.now() };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('accounts').values(row).execute();
-      if (credits !== 0) await grant(trx, row.id, toMicro(credits), 'initial credits');
+      if (credits !== 0 && !(await grant(trx, row.id, toMicro(credits), 'initial credits'))) {
+        throw new CreditsRefused(`An account starts with at most ${MAX_CREDITS} credits.`);
+      }
     });
     return (await this.get(row.id))!;
   }
@@ -54,27 +56,46 @@ export class AccountsService {
     return this.db.selectFrom('accounts').selectAll().orderBy('id').execute();
   }
 
-  /** Adds (or with a negative amount, removes) credits. Returns the updated account. */
-  async addCredits(id: string, amount: number, reason = 'admin grant'): Promise<AccountRow | undefined> {
+  /**
+   * Adds (or with a negative amount, removes) credits. Returns the updated account, or
+   * undefined when there is none. Throws CreditsRefused when the balance would pass
+   * MAX_CREDITS, or when a debit would take the available credits (balance minus what
+   * running requests hold) below zero and it is not a correction.
+   */
+  async addCredits(id: string, amount: number, reason = 'admin grant', options: { correction?: boolean } = {}): Promise<AccountRow | undefined> {
     const micro = toMicro(amount);
-    const found = await this.db.transaction().execute(async (trx) => {
-      const exists = await trx.selectFrom('accounts').select('id').where('id', '=', id).executeTakeFirst();
-      if (!exists) return false;
-      await grant(trx, id, micro, reason);
-      return true;
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const applied = await grant(trx, id, micro, reason, options.correction === true);
+      if (applied) return 'applied';
+      const row = await trx.selectFrom('accounts').select(['balance', 'reserved']).where('id', '=', id).executeTakeFirst();
+      if (!row) return 'missing';
+      if (Number(row.balance) + micro > MAX_MICRO) {
+        throw new CreditsRefused(`This would take the balance above ${MAX_CREDITS} credits (it holds ${fromMicro(Number(row.balance))}).`);
+      }
+      throw new CreditsRefused(
+        `This would take the account's available credits below zero (available: ${fromMicro(Number(row.balance) - Number(row.reserved))}). Send "correction": true to debit anyway.`,
+      );
     });
-    return found ? this.get(id) : undefined;
+    return outcome === 'applied' ? this.get(id) : undefined;
   }
 }
 
-async function grant(trx: Kysely<Database>, accountId: string, micro: number, reason: string): Promise<void> {
-  await trx
+/**
+ * One conditional UPDATE, so concurrent grants and debits cannot pass the bounds
+ * between a read and a write; the transaction row is written only when it applied.
+ */
+async function grant(trx: Kysely<Database>, accountId: string, micro: number, reason: string, correction = false): Promise<boolean> {
+  let update = trx
     .updateTable('accounts')
     .set({ balance: sql`balance + ${micro}` })
     .where('id', '=', accountId)
-    .execute();
+    .where(sql<number>`balance + ${micro}`, '<=', MAX_MICRO);
+  if (micro < 0 && !correction) update = update.where(sql<number>`balance - reserved + ${micro}`, '>=', 0);
+  const result = await update.executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return false;
   await trx
     .insertInto('credit_transactions')
     .values({ id: newId('ctx_'), account_id: accountId, amount: micro, reason, request_id: null, created_at: Date.now() })
     .execute();
+  return true;
 }

@@ -48,7 +48,21 @@ export function specificIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; m
 }
 
 function describe(values: readonly unknown[]): string {
-  return values.map((v) => JSON.stringify(v)).join(', ');
+  return values.map((v) => preview(v)).join(', ');
+}
+
+/**
+ * A short rendering of a caller's value for an error message: bounded in depth and
+ * length whatever was sent (a 5,000-level array must not overflow the stack, nor a
+ * megabyte string fill the message).
+ */
+export function preview(value: unknown, depth = 0): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+  if (typeof value !== 'object' || value === null) return String(value);
+  if (depth >= 2) return Array.isArray(value) ? '[...]' : '{...}';
+  const entries = Array.isArray(value) ? value.slice(0, 4).map((v) => preview(v, depth + 1)) : Object.entries(value).slice(0, 4).map(([k, v]) => `${JSON.stringify(k.slice(0, 40))}: ${preview(v, depth + 1)}`);
+  const more = (Array.isArray(value) ? value.length : Object.keys(value).length) > 4 ? ', ...' : '';
+  return Array.isArray(value) ? `[${entries.join(', ')}${more}]` : `{${entries.join(', ')}${more}}`;
 }
 
 /** Applies a non-schema rule (refused, limited) to a present value. */
@@ -64,7 +78,7 @@ function enforce(name: string, rule: FieldRule, value: unknown): void {
     if (bad !== undefined) {
       throw unsupportedParameter(
         name,
-        `Unsupported value: '${name}' does not support ${JSON.stringify(bad)} with this service. Supported values: ${describe(rule.values)}.`,
+        `Unsupported value: '${name}' does not support ${preview(bad)} with this service. Supported values: ${describe(rule.values)}.`,
       );
     }
     return;
@@ -72,7 +86,7 @@ function enforce(name: string, rule: FieldRule, value: unknown): void {
   if (rule.category === 'limited' && !rule.values.some((v) => isDeepStrictEqual(v, value))) {
     throw unsupportedParameter(
       name,
-      `Unsupported value: '${name}' does not support ${JSON.stringify(value)} with this service. Supported values: ${describe(rule.values)}.`,
+      `Unsupported value: '${name}' does not support ${preview(value)} with this service. Supported values: ${describe(rule.values)}.`,
     );
   }
 }
@@ -133,19 +147,27 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
   };
 }
 
+/** Names that would reach an object's prototype if used as keys: never a parameter of ours. */
+const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+
 /**
  * Query strings arrive flat; `metadata[key]=value` (deepObject style) is regrouped into
- * `{metadata: {key: value}}` before classification.
+ * `{metadata: {key: value}}` before classification. The groups are prototype-less
+ * objects, and a reserved name anywhere is refused, so no query can write to a
+ * prototype.
  */
 export function groupQuery(query: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null);
   for (const [key, value] of Object.entries(query)) {
     const m = /^([^[\]]+)\[([^[\]]*)\]$/.exec(key);
+    for (const name of m ? [m[1]!, m[2]!] : [key]) {
+      if (RESERVED_NAMES.has(name)) throw invalidRequest(`Invalid query parameter '${key}': '${name}' is not a parameter name.`, key);
+    }
     if (m && m[2] === '') {
       // `include[]=a&include[]=b`, as the openai SDKs send lists
       out[m[1]!] = Array.isArray(value) ? value : [value];
     } else if (m) {
-      const holder = (isObject(out[m[1]!]) ? out[m[1]!] : (out[m[1]!] = {})) as Record<string, unknown>;
+      const holder = (isObject(out[m[1]!]) ? out[m[1]!] : (out[m[1]!] = Object.create(null))) as Record<string, unknown>;
       holder[m[2]!] = value;
     } else out[key] = value;
   }

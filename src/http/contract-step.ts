@@ -44,7 +44,7 @@ export async function contractStep(request: FastifyRequest, reply: FastifyReply)
     state.query = checked.value;
     state.ignored.push(...checked.ignored);
   }
-  if (state.ignored.length > 0) reply.header('x-service-ignored-parameters', state.ignored.join(', '));
+  if (state.ignored.length > 0) reply.header('x-service-ignored-parameters', ignoredHeader(state.ignored));
 
   const model = state.body.model;
   const key = state.key;
@@ -52,6 +52,28 @@ export async function contractStep(request: FastifyRequest, reply: FastifyReply)
     throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, 'model');
   }
 }
+
+/** Past this, the header ends with `...(+N more)`: clients refuse very long header lines. */
+const IGNORED_HEADER_MAX = 2_000;
+
+/**
+ * X-Service-Ignored-Parameters: the names, comma-separated. A header value is Latin-1
+ * at most, and a name may hold anything JSON allows, so every character outside
+ * printable ASCII, and `%` and `,`, is percent-encoded as UTF-8 (`ключ` → `%D0%BA...`).
+ */
+export function ignoredHeader(names: readonly string[]): string {
+  let out = '';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!.replace(/[^\x20-\x24\x26-\x2b\x2d-\x7e]+/g, (run) => encodeURIComponent(wellFormed(run)).replace(/,/g, '%2C'));
+    const next = out === '' ? name : `${out}, ${name}`;
+    if (next.length > IGNORED_HEADER_MAX) return `${out === '' ? '' : `${out}, `}...(+${names.length - i} more)`;
+    out = next;
+  }
+  return out;
+}
+
+/** Lone surrogates (JSON allows "\ud800") as U+FFFD: encodeURIComponent throws on them. */
+const wellFormed = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 function noteCaller(state: RequestState, body: Record<string, unknown>): void {
   const { model, user, safety_identifier } = body;

@@ -28,6 +28,9 @@ export function errorHandler(bodyLimit: number) {
     if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'unhandled error');
     if (request.state) request.state.errorCode = apiError.code;
     if (apiError.headers) reply.headers(apiError.headers);
+    // Fastify closes the connection after a body it could not read; the unread rest is
+    // discarded instead (linger.ts), so the client can finish sending and read this answer.
+    if (apiError.status < 500 && reply.getHeader('connection') === 'close') reply.removeHeader('connection');
     return reply.code(apiError.status).send(apiError.toBody());
   };
 }

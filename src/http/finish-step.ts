@@ -2,6 +2,7 @@
 // concurrency slot and write the activity row. Runs exactly once per request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
+import { lingerUntilBodyEnds } from './linger.ts';
 import { clientRequestId } from './request-id.ts';
 
 export function finishStep(services: Services) {
@@ -49,11 +50,13 @@ export function finishStep(services: Services) {
 /**
  * Watches for a client that disconnects before its response is complete (Fastify's
  * onRequestAbort only covers disconnects while the body is still arriving): aborts the
- * request's work and finishes it at once, so its slot is free again.
+ * request's work and finishes it at once, so its slot is free again. A response that
+ * went out before its body arrived lingers for the rest of it (linger.ts).
  */
 export function clientGoneStep(finish: (request: FastifyRequest) => Promise<void>) {
   return async function watchClient(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.raw.once('close', () => {
+      if (!request.raw.complete) lingerUntilBodyEnds(request.raw);
       if (reply.raw.writableFinished) return;
       request.state.abort?.abort();
       void finish(request);

@@ -8,8 +8,10 @@ import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { authenticateStep } from './authenticate.ts';
 import { contractStep } from './contract-step.ts';
+import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { clientGoneStep, finishStep } from './finish-step.ts';
+import { installJsonBodyParser } from './json-body.ts';
 import { limitsStep } from './limits-step.ts';
 import { requestIdStep } from './request-id.ts';
 import type { RequestState } from './request-state.ts';
@@ -32,15 +34,22 @@ export function createHttpServer(config: Config): FastifyInstance {
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true },
+    // Ids longer than this are no id of ours: 414 in our error shape (frameworkErrors).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // The whole request must arrive within this (Node's default; Fastify's is none).
+    requestTimeout: 300_000,
+    clientErrorHandler,
+    frameworkErrors,
   });
 }
 
 export function installPipeline(app: FastifyInstance, services: Services): void {
   app.decorateRequest('state', null as unknown as RequestState);
+  installJsonBodyParser(app);
   const finish = finishStep(services);
-  app.addHook('onRequest', requestIdStep);
+  // First, so the connection is watched (and lingers for an unread body) whatever a later step answers.
   app.addHook('onRequest', clientGoneStep(finish));
+  app.addHook('onRequest', requestIdStep);
   app.addHook('onRequest', authenticateStep(services));
   app.addHook('preValidation', contractStep);
   app.addHook('preHandler', limitsStep(services));

@@ -55,6 +55,47 @@ describe('accounts and credits', () => {
   });
 });
 
+describe('money takes bounded, finite, whole micro-credit values', () => {
+  test('Infinity-sized, sub-micro and over-the-cap amounts are 400s naming the field; nothing changes', async () => {
+    for (const credits of [1e308, 1e10, 1e-7, -1]) {
+      const res = await server.admin('POST', '/accounts', { name: `bad-${credits}`, credits });
+      assert.equal(res.status, 400, `credits ${credits}`);
+      assert.equal(res.body.error.param, 'credits');
+    }
+    const account = await server.createAccount(5);
+    for (const amount of [-1e308, 1e308, 1e-7, 0.0000001, 0]) {
+      const res = await server.admin('POST', `/accounts/${account.id}/credits`, { amount });
+      assert.equal(res.status, 400, `amount ${amount}`);
+      assert.equal(res.body.error.param, 'amount');
+      assert.equal(res.body.error.code, 'invalid_request');
+    }
+    assert.equal((await server.admin('GET', `/accounts/${account.id}`)).body.credits, 5);
+    const rows = await server.app.services.store.db.selectFrom('credit_transactions').selectAll().where('account_id', '=', account.id).execute();
+    assert.equal(rows.length, 1, 'only the initial grant: refused amounts record nothing');
+  });
+
+  test('a debit below zero is refused unless it is a correction; the balance cap holds', async () => {
+    const account = await server.createAccount(5);
+    const refused = await server.admin('POST', `/accounts/${account.id}/credits`, { amount: -5.000001 });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.param, 'amount');
+    assert.match(refused.body.error.message, /below zero/);
+    assert.equal((await server.admin('POST', `/accounts/${account.id}/credits`, { amount: -5 })).body.credits, 0);
+    const corrected = await server.admin('POST', `/accounts/${account.id}/credits`, { amount: -2, correction: true, reason: 'undo a mistaken grant' });
+    assert.equal(corrected.status, 200);
+    assert.equal(corrected.body.credits, -2);
+    // A grant to an account below zero is fine even when it stays below zero.
+    assert.equal((await server.admin('POST', `/accounts/${account.id}/credits`, { amount: 1 })).body.credits, -1);
+    assert.equal((await server.admin('POST', `/accounts/${account.id}/credits`, { amount: 0.000001 })).body.credits, -0.999999);
+
+    const rich = await server.createAccount(999_999_999);
+    const over = await server.admin('POST', `/accounts/${rich.id}/credits`, { amount: 2 });
+    assert.equal(over.status, 400);
+    assert.equal(over.body.error.param, 'amount');
+    assert.equal((await server.admin('POST', `/accounts/${rich.id}/credits`, { amount: 1 })).body.credits, 1_000_000_000);
+  });
+});
+
 describe('keys', () => {
   test('the secret is shown once, at creation, and never stored in plaintext', async () => {
     const account = await server.createAccount();

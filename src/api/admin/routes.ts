@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { viewAccount } from '../../accounts/accounts-service.ts';
+import { CreditsRefused } from '../../accounts/money.ts';
 import { queryActivity } from '../../activity/activity-query.ts';
 import { paramPath, specificIssue } from '../../contract/check.ts';
 import { invalidRequest, notFound } from '../../http/errors.ts';
@@ -19,6 +20,16 @@ function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   throw invalidRequest(param ? `Invalid value for '${param}': ${issue.message}` : issue.message, param || null);
 }
 
+/** A refused grant or debit is the caller's 400, naming the field. */
+async function refusedAs<T>(param: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof CreditsRefused) throw invalidRequest(err.message, param);
+    throw err;
+  }
+}
+
 const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
 export function adminRoutes(app: FastifyInstance, services: Services, prefix = '/admin/v1'): void {
@@ -28,7 +39,7 @@ export function adminRoutes(app: FastifyInstance, services: Services, prefix = '
   app.post(`${prefix}/accounts`, { config: config('/accounts') }, async (request, reply) => {
     const body = parse(createAccountBody, request.body);
     if (await accounts.getByName(body.name)) throw invalidRequest(`An account named '${body.name}' already exists.`, 'name');
-    const account = await accounts.create(body.name, body.credits);
+    const account = await refusedAs('credits', () => accounts.create(body.name, body.credits));
     return reply.code(201).send(viewAccount(account));
   });
 
@@ -45,7 +56,7 @@ export function adminRoutes(app: FastifyInstance, services: Services, prefix = '
 
   app.post(`${prefix}/accounts/:id/credits`, { config: config('/accounts/{id}/credits') }, async (request) => {
     const body = parse(addCreditsBody, request.body);
-    const account = await accounts.addCredits(idOf(request), body.amount, body.reason);
+    const account = await refusedAs('amount', () => accounts.addCredits(idOf(request), body.amount, body.reason, { correction: body.correction === true }));
     if (!account) throw notFound(`No account with id '${idOf(request)}'.`);
     return viewAccount(account);
   });

@@ -4,15 +4,18 @@ import { isValidAllowEntry } from '../../keys/ip-allowlist.ts';
 import { keyLimitSchema } from '../../keys/key-limits.ts';
 import { PERMISSIONS } from '../../keys/permissions.ts';
 import { CHAT_MODELS } from '../../contract/models.ts';
+import { creditsAmount } from '../../accounts/money.ts';
 
 export const createAccountBody = z.strictObject({
   name: z.string().min(1).max(200),
-  credits: z.number().finite().min(0).default(0),
+  credits: creditsAmount.min(0, 'must not be negative').default(0),
 });
 
 export const addCreditsBody = z.strictObject({
-  amount: z.number().finite().refine((n) => n !== 0, 'amount must not be 0'),
+  amount: creditsAmount.refine((n) => n !== 0, 'amount must not be 0'),
   reason: z.string().max(200).optional(),
+  /** A debit that may take the available credits below zero (e.g. undoing a mistaken grant). */
+  correction: z.boolean().optional(),
 });
 
 const permissionsSchema = z.strictObject(Object.fromEntries(PERMISSIONS.map((p) => [p, z.boolean().optional()])) as Record<(typeof PERMISSIONS)[number], z.ZodOptional<z.ZodBoolean>>);

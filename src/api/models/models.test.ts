@@ -28,7 +28,7 @@ test('client.models.list() lists the chat models the key may use', async () => {
 });
 
 test('client.models.retrieve() answers every model id of the Models table', async () => {
-  const { key } = await server.createKey({ models: ['agent'] });
+  const { key } = await server.createKey();
   const client = server.openai(key);
   assert.equal(MODELS.length, 26);
   for (const { id } of MODELS) {
@@ -36,6 +36,19 @@ test('client.models.retrieve() answers every model id of the Models table', asyn
     assert.equal(m.id, id);
     assert.equal(m.object, 'model');
   }
+});
+
+test('a chat model the key may not use is 404, as absent as in the list; other groups are unaffected', async () => {
+  const { key } = await server.createKey({ models: ['agent'] });
+  const client = server.openai(key);
+  assert.equal((await client.models.retrieve('agent')).id, 'agent');
+  await assert.rejects(client.models.retrieve('agent-think'), (e: unknown) => {
+    assert.ok(e instanceof OpenAI.NotFoundError);
+    assert.equal(e.code, 'model_not_found');
+    assert.equal(e.param, 'model');
+    return true;
+  });
+  assert.equal((await client.models.retrieve('agent-embed')).id, 'agent-embed');
 });
 
 test('an unknown model is 404 model_not_found', async () => {

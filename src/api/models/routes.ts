@@ -18,9 +18,12 @@ export function modelsRoutes(router: Router): void {
     data: CHAT_MODELS.filter((id) => !key.models || key.models.includes(id)).map((id) => modelObject(findModel(id)!)),
   }));
 
-  router.endpoint(retrieveModel, async ({ params }) => {
+  router.endpoint(retrieveModel, async ({ params, key }) => {
     const model = findModel(params.model ?? '');
-    if (!model) throw notFound(`The model '${params.model}' does not exist.`, 'model');
+    // A chat model the key may not use is as absent as an unknown one, as in the list.
+    if (!model || (model.group === 'chat' && key.models && !key.models.includes(model.id))) {
+      throw notFound(`The model '${params.model}' does not exist or you do not have access to it.`, 'model');
+    }
     return modelObject(model);
   });
 }

@@ -1,0 +1,57 @@
+// Answers for requests that never reach the pipeline, in the same error shape and
+// with a request id: what Node's HTTP parser refuses (bad header bytes, a bad
+// Content-Length or Transfer-Encoding, headers over the size limit), and what the
+// router refuses (an undecodable path, a path parameter over the length limit).
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { newId } from '../ids.ts';
+import { ApiError, invalidRequest } from './errors.ts';
+
+/** The parser's refusal, as our error: 431 for oversized headers, 408 for a request that took too long, else 400. */
+export function parserError(code: string | undefined): ApiError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new ApiError(431, 'invalid_request_error', 'invalid_request', 'The request line and headers are larger than the server accepts (16 KB).');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ApiError(408, 'invalid_request_error', 'invalid_request', 'The request was not received in time.');
+    case 'HPE_INVALID_HEADER_TOKEN':
+      return invalidRequest('A request header has an invalid name or value (control characters are not allowed).');
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return invalidRequest('The Content-Length header is invalid.');
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return invalidRequest('The Transfer-Encoding header or the chunked body is invalid.');
+    default:
+      return invalidRequest('The HTTP request is malformed.');
+  }
+}
+
+/** Node's 'clientError': write the answer on the raw socket, where it still takes one, then close. */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // A response already under way on this socket cannot be followed by another.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const error = parserError(err.code);
+    const body = JSON.stringify(error.toBody());
+    socket.write(
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${newId('req_')}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroySoon();
+}
+
+/** Fastify's frameworkErrors: the router's refusals, before any hook has run. */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const error =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError(414, 'invalid_request_error', 'invalid_request', 'A path parameter of this URL is longer than the server accepts.')
+      : err.code === 'FST_ERR_BAD_URL'
+        ? invalidRequest('The URL path is not valid (it has a malformed percent-encoding).')
+        : invalidRequest('The request could not be routed.');
+  void reply.code(error.status).header('x-request-id', request.id).send(error.toBody());
+}

@@ -1,0 +1,203 @@
+// Regression tests for what a probe of the service found (issue 8): prototype keys in
+// queries and bodies, deep nesting, names that are not Latin-1, and every answer the
+// HTTP parser or router gives, down to a body over the limit sent by a raw client, in
+// the error shape with a request id.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { createChatCompletion } from '../contract/endpoints/chat.ts';
+import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
+import { ignoredHeader } from './contract-step.ts';
+import { MAX_JSON_DEPTH, tooDeep } from './json-body.ts';
+
+const testChat = { ...createChatCompletion, operationId: 'testChatHostile', path: '/test/chat/completions' } as const;
+const BODY_LIMIT = 65_536;
+
+let server: TestServer;
+let key: string;
+let port: number;
+
+before(async () => {
+  server = await startTestServer(
+    { AGENT_API_BODY_LIMIT_BYTES: String(BODY_LIMIT) },
+    { routes: (router) => router.endpoint(testChat, async ({ body }) => ({ echo: body })) },
+  );
+  key = (await server.createKey()).key;
+  port = Number(new URL(server.origin).port);
+});
+after(() => server.close());
+
+interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+
+async function expectError(res: Response, status: number, param?: string | null): Promise<ErrorBody['error']> {
+  const body = (await res.json()) as ErrorBody;
+  assert.equal(res.status, status, JSON.stringify(body));
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+  assert.match(res.headers.get('x-request-id') ?? '', /^req_/);
+  if (param !== undefined) assert.equal(body.error.param, param);
+  return body.error;
+}
+
+const postRaw = (body: string, path = '/v1/test/chat/completions') =>
+  server.fetch(path, { method: 'POST', key, headers: { 'content-type': 'application/json' }, body });
+
+/** One raw HTTP exchange: what the server answered, up to the close. */
+function rawExchange(head: string, opts: { bodyBytes?: number } = {}): Promise<{ text: string; reset: boolean }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let text = '';
+    let reset = false;
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('error', () => (reset = true));
+    socket.on('close', () => resolve({ text, reset }));
+    socket.write(head, 'latin1');
+    let left = opts.bodyBytes ?? 0;
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const pump = () => {
+      while (left > 0 && !socket.destroyed) {
+        const part = left >= chunk.length ? chunk : chunk.subarray(0, left);
+        left -= part.length;
+        if (!socket.write(part)) return void socket.once('drain', pump);
+      }
+      // Half-close: the server may keep the connection; it ends when the answer is read.
+      socket.end();
+    };
+    pump();
+  });
+}
+
+function parseRaw(text: string): { status: number; headers: Record<string, string>; body: ErrorBody } {
+  const split = text.indexOf('\r\n\r\n');
+  const [statusLine, ...lines] = text.slice(0, split).split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const length = Number(headers['content-length']);
+  return { status: Number(statusLine!.split(' ')[1]), headers, body: JSON.parse(text.slice(split + 4, split + 4 + length)) as ErrorBody };
+}
+
+describe('no request writes to a prototype', () => {
+  test('prototype keys in a query are refused, and nothing leaks into Object.prototype', async () => {
+    for (const query of ['__proto__[x]=1', 'metadata[__proto__]=1', 'constructor[x]=1', 'prototype=1', '__proto__=1']) {
+      const res = await server.fetch(`/v1/chat/completions?${query}`, { key });
+      const err = await expectError(res, 400);
+      assert.equal(err.code, 'invalid_request');
+      assert.equal(err.param, decodeURIComponent(query.split('=')[0]!));
+    }
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+    assert.ok(!Object.keys(Object.prototype).includes('x'));
+    // What the probe saw break: every admin POST afterwards.
+    const made = await server.admin('POST', '/accounts', { name: `after-proto-${Date.now()}` });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+  });
+
+  test('prototype keys in a JSON body are refused', async () => {
+    await expectError(await postRaw('{"model":"agent","messages":[{"role":"user","content":"hi"}],"__proto__":{"x":1}}'), 400);
+    await expectError(await postRaw('{"model":"agent","messages":[{"role":"user","content":"hi"}],"constructor":{"prototype":{"x":1}}}'), 400);
+    await expectError(await postRaw('{"model":"agent","messages":[{"role":"user","content":"hi"}],"metadata":{"__proto__":{"x":"1"}}}'), 400);
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+  });
+});
+
+describe('deep nesting and odd names are 4xx, never 5xx', () => {
+  const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+  test('a 5,000-level array in any limited field is a 400 naming it', async () => {
+    for (const field of ['n', 'service_tier', 'modalities', 'logprobs']) {
+      const res = await postRaw(`{"model":"agent","messages":[{"role":"user","content":"hi"}],"${field}":${deep(5_000)}}`);
+      const err = await expectError(res, 400, field);
+      assert.match(err.message, /nested deeper/);
+    }
+    // Under the depth cap, the limited-value message still renders the value safely.
+    const res = await postRaw(`{"model":"agent","messages":[{"role":"user","content":"hi"}],"n":${deep(MAX_JSON_DEPTH - 2)}}`);
+    const err = await expectError(res, 400, 'n');
+    assert.equal(err.code, 'unsupported_parameter');
+    assert.ok(err.message.length < 500);
+  });
+
+  test('the depth scan ignores brackets inside strings and finds the top-level field', () => {
+    assert.equal(tooDeep(Buffer.from(`{"a":"${'['.repeat(500)}"}`)), undefined);
+    assert.deepEqual(tooDeep(Buffer.from(`{"a":1,"b\\"c":${deep(200)}}`)), { field: 'b"c' });
+    assert.deepEqual(tooDeep(Buffer.from(deep(200))), { field: null });
+    assert.equal(tooDeep(Buffer.from(deep(MAX_JSON_DEPTH))), undefined);
+  });
+
+  test('invalid UTF-8 in the body is a 400', async () => {
+    const body = Buffer.concat([Buffer.from('{"model":"agent","messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]);
+    const res = await server.fetch('/v1/test/chat/completions', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body });
+    assert.match((await expectError(res, 400)).message, /UTF-8/);
+  });
+
+  test('an unknown field named outside Latin-1 is ignored and named percent-encoded', async () => {
+    const res = await postRaw('{"model":"agent","messages":[{"role":"user","content":"hi"}],"ключ":1,"a,b":2,"\\ud800":3}');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-service-ignored-parameters'), '%D0%BA%D0%BB%D1%8E%D1%87, a%2Cb, %EF%BF%BD');
+  });
+
+  test('the ignored-fields header stays short however many fields are sent', () => {
+    const names = Array.from({ length: 10_000 }, (_, i) => `field_${i}`);
+    const header = ignoredHeader(names);
+    assert.ok(header.length < 2_100);
+    assert.match(header, /, \.\.\.\(\+\d+ more\)$/);
+    assert.equal(ignoredHeader(['x'.repeat(5_000)]), '...(+1 more)');
+  });
+});
+
+describe('answers from the HTTP parser and router are in the error shape with a request id', () => {
+  const head = (lines: string[]) => `${lines.join('\r\n')}\r\n\r\n`;
+
+  for (const [name, lines, status] of [
+    ['a control character in X-Client-Request-Id', ['GET /v1/models HTTP/1.1', 'Host: x', 'X-Client-Request-Id: a\x01b'], 400],
+    ['a bad Content-Length', ['POST /v1/models HTTP/1.1', 'Host: x', 'Content-Length: abc'], 400],
+    ['Content-Length and Transfer-Encoding together', ['POST /v1/models HTTP/1.1', 'Host: x', 'Content-Length: 5', 'Transfer-Encoding: chunked'], 400],
+    ['an unknown Transfer-Encoding', ['POST /v1/models HTTP/1.1', 'Host: x', 'Transfer-Encoding: gzip, foo'], 400],
+    ['headers over 16 KB', ['GET /v1/models HTTP/1.1', 'Host: x', `X-Big: ${'a'.repeat(20_000)}`], 431],
+    ['a URL over 16 KB', [`GET /v1/models?${'a'.repeat(20_000)} HTTP/1.1`, 'Host: x'], 431],
+  ] as const) {
+    test(name, async () => {
+      const { text } = await rawExchange(head([...lines]));
+      const answer = parseRaw(text);
+      assert.equal(answer.status, status, text.slice(0, 300));
+      assert.match(answer.headers['x-request-id'] ?? '', /^req_/);
+      assert.deepEqual(Object.keys(answer.body.error).sort(), ['code', 'message', 'param', 'type']);
+      assert.equal(answer.body.error.type, 'invalid_request_error');
+    });
+  }
+
+  test('%FF in the path and a path id over the length limit', async () => {
+    await expectError(await server.fetch('/v1/models/%FF', { key }), 400);
+    await expectError(await server.fetch(`/v1/chat/completions/${'x'.repeat(300)}`, { key }), 414);
+    // An id under the limit is routed: the usual 404.
+    await expectError(await server.fetch(`/v1/chat/completions/${'x'.repeat(200)}`, { key }), 404);
+  });
+
+  test('a body over the limit from a raw client gets its answer, not a reset, every time', async () => {
+    for (let i = 0; i < 5; i++) {
+      const size = 8 * 1024 * 1024;
+      const { text, reset } = await rawExchange(
+        `POST /v1/test/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`,
+        { bodyBytes: size },
+      );
+      assert.equal(reset, false, 'the upload was not cut off');
+      const answer = parseRaw(text);
+      assert.equal(answer.status, 400);
+      assert.match(answer.body.error.message, new RegExp(`limit of ${BODY_LIMIT} bytes`));
+      assert.match(answer.headers['x-request-id'] ?? '', /^req_/);
+    }
+  });
+
+  test('a chunked body over the limit is answered the same way', async () => {
+    const { text } = await rawExchange(
+      `POST /v1/test/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
+        `${(BODY_LIMIT * 2).toString(16)}\r\n${'a'.repeat(BODY_LIMIT * 2)}\r\n0\r\n\r\n`,
+    );
+    const answer = parseRaw(text);
+    assert.equal(answer.status, 400);
+    assert.match(answer.headers['x-request-id'] ?? '', /^req_/);
+  });
+
+  test('after all of that the service still answers', async () => {
+    assert.equal((await server.fetch('/healthz')).status, 200);
+    assert.equal((await server.fetch('/v1/models', { key })).status, 200);
+  });
+});
