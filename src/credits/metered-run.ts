@@ -42,6 +42,9 @@ export class MeteredRun {
   /** Did the provider produce anything? A call that failed before its first event ran nothing. */
   private started = false;
   private closed: Promise<{ credits: number; usage: Usage }> | null = null;
+  private markSettled!: () => void;
+  /** Resolves when close() has settled the reservation (whoever called it). */
+  readonly settled = new Promise<void>((resolve) => (this.markSettled = resolve));
 
   private constructor(
     private readonly services: Services,
@@ -69,7 +72,9 @@ export class MeteredRun {
       throw insufficientQuota('This account does not have enough credits for this request (its input plus the output cap). Add credits or lower max_tokens.');
     }
     state.creditsReserved = reservation.amount;
-    return new MeteredRun(services, state, key, model, input, reservation);
+    const run = new MeteredRun(services, state, key, model, input, reservation);
+    state.settlement = { settled: run.settled, settle: () => run.close() };
+    return run;
   }
 
   observe(event: ProviderEvent): void {
@@ -133,6 +138,12 @@ export class MeteredRun {
       await this.services.caps.record(this.key, { tokens: usage.inputTokens + usage.outputTokens, credits, spend: Math.round(usd * 1_000_000) }, now);
       return { credits, usage };
     })();
+    this.closed
+      .finally(() => {
+        if (this.state.settlement?.settled === this.settled) this.state.settlement = null;
+        this.markSettled();
+      })
+      .catch(() => undefined);
     return this.closed;
   }
 }

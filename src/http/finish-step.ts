@@ -4,12 +4,37 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { lingerUntilBodyEnds } from './linger.ts';
 import { clientRequestId } from './request-id.ts';
+import type { RequestState } from './request-state.ts';
+
+/**
+ * How long a call whose client has gone may take to wind down (its provider sees the
+ * abort and the handler settles) before the finish step settles it itself.
+ */
+export const SETTLE_GRACE_MS = 5_000;
+
+/** Waits for the request's model call to settle, settling it after the grace period. */
+async function settled(state: RequestState): Promise<void> {
+  const s = state.settlement;
+  if (!s) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, SETTLE_GRACE_MS, 'late')));
+  try {
+    if ((await Promise.race([s.settled, late])) === 'late') await s.settle();
+  } catch {
+    // A failed settlement is logged by the ledger; the row still gets written.
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export function finishStep(services: Services) {
   return async function finish(request: FastifyRequest, reply?: FastifyReply): Promise<void> {
     const state = request.state;
     if (!state || state.done) return;
     state.done = true;
+    // The slot and the row wait for the call's settlement: its work holds the slot until
+    // it has stopped, and the row carries what the ledger charged.
+    await settled(state);
     if (state.slotHeld && state.key) {
       state.slotHeld = false;
       await services.limits.releaseSlot(state.key.accountId);

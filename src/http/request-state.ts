@@ -33,6 +33,19 @@ export interface RequestState {
   startedAt: number;
   /** Created on demand by clientSignal(); aborted when the client goes away. */
   abort: AbortController | null;
+  /**
+   * The credit settlement of the request's model call, while one is open: the finish
+   * step waits for it, so the activity row carries what the ledger charged even when
+   * the client left mid-stream.
+   */
+  settlement: Settlement | null;
+}
+
+export interface Settlement {
+  /** Resolves once the call has settled (usage and credits are on the state). */
+  readonly settled: Promise<unknown>;
+  /** Settles now with what ran so far (idempotent): for a call that has not ended in time. */
+  settle(): Promise<unknown>;
 }
 
 export function newRequestState(): RequestState {
@@ -53,6 +66,7 @@ export function newRequestState(): RequestState {
     done: false,
     startedAt: performance.now(),
     abort: null,
+    settlement: null,
   };
 }
 

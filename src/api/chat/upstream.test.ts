@@ -137,7 +137,7 @@ test('an error mid-stream ends the stream with an error event', async () => {
 test('a client that goes away aborts the upstream request and pays only for what ran', async () => {
   mode = 'stall';
   const account = await server.createAccount(10);
-  const { key } = await server.createKey({ account_id: account.id });
+  const { key, id: keyId } = await server.createKey({ account_id: account.id });
   const controller = new AbortController();
   const before = upstream.requests.length;
   const res = await server.fetch('/v1/chat/completions', {
@@ -157,6 +157,16 @@ test('a client that goes away aborts the upstream request and pays only for what
   const charged = toMicro(10) - toMicro(acct.credits);
   assert.ok(charged > 0, 'what ran is charged');
   assert.ok(charged < toMicro(0.05), `only what ran is charged (${charged} micro-credits)`);
+  // The activity row carries what the ledger charged, not the zeros of before settlement.
+  let rows: { status: number; credits_settled: number; output_tokens: number; input_tokens: number }[] = [];
+  for (let i = 0; i < 200 && rows.length === 0; i++) {
+    rows = (await server.admin('GET', `/activity?key_id=${keyId}`)).body.data;
+    if (rows.length === 0) await pause(10);
+  }
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.status, 499);
+  assert.equal(toMicro(rows[0]!.credits_settled), charged, 'activity and ledger add up to the same figure');
+  assert.ok(rows[0]!.output_tokens > 0 && rows[0]!.input_tokens > 0);
 });
 
 test('a non-streaming request is sent upstream non-streamed; a client that leaves before the answer aborts it and pays nothing', async () => {
