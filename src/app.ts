@@ -56,7 +56,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs),
-    ledger: new Ledger(store, http.log),
+    ledger: new Ledger(store, http.log, config.instanceId),
     chat: options.chat ?? createChatBackend(config, options.env),
   };
 
@@ -66,6 +66,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       return (existing ?? (await accounts.create('default', 0))).id;
     });
   }
+
+  // Holds of this instance's previous process (a crash, kill -9) will never settle.
+  const released = await services.ledger.releasePreviousHolds(Date.now());
+  if (released > 0) http.log.warn({ holds: released, instance: config.instanceId }, 'released the credit holds of calls cut off by the previous process');
 
   installPipeline(http, services);
   const router = new Router(http, services);

@@ -1,5 +1,6 @@
 // Service configuration from the environment. Every variable is documented in
 // docs/configuration.md; an invalid value stops start-up with a message naming it.
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -22,6 +23,7 @@ const envSchema = z.object({
     message: 'must be at least 16 characters',
   }),
   AGENT_API_TRUSTED_PROXIES: optionalString,
+  AGENT_API_INSTANCE_ID: optionalString.refine((v) => v === undefined || v.length <= 200, { message: 'must be at most 200 characters' }),
   AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
   AGENT_API_MAX_RPM: intFrom(10_000, 1),
   AGENT_API_BODY_LIMIT_BYTES: intFrom(10 * 1024 * 1024, 1024),
@@ -49,6 +51,8 @@ export interface Config {
   logLevel: string;
   adminToken: string | undefined;
   bootstrapKey: string | undefined;
+  /** Names this instance on the credit holds it takes; a restart releases the holds of its previous process. */
+  instanceId: string;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
   trustedProxies: string[];
   accountConcurrency: number;
@@ -92,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     adminToken: e.AGENT_API_ADMIN_TOKEN,
     bootstrapKey: e.AGENT_API_BOOTSTRAP_KEY,
+    instanceId: e.AGENT_API_INSTANCE_ID ?? `${os.hostname()}:${e.PORT}`,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

@@ -57,16 +57,17 @@ interface SettleItem {
   at: number;
 }
 
-export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>): LedgerStatements {
+export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>, instanceId: string): LedgerStatements {
   const ids = (rows: unknown[]) => new Set(rows.map((r) => (r as { id: string }).id));
   const reserves = new Batcher<ReserveItem>(async (items) =>
     ids(
-      await prepared('ledger_reserve', 'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint)', [
+      await prepared('ledger_reserve', 'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint, $6::text)', [
         items.map((i) => i.requestId),
         items.map((i) => i.accountId),
         items.map((i) => i.keyId),
         items.map((i) => i.amount),
         items[0]!.at,
+        instanceId,
       ]),
     ),
   );

@@ -49,10 +49,12 @@ export class Ledger {
   constructor(
     store: Store,
     private readonly log: Pick<FastifyBaseLogger, 'error'>,
+    /** Written on every hold this process takes (AGENT_API_INSTANCE_ID). */
+    readonly instanceId = 'default',
   ) {
     this.db = store.db;
-    if (store.sqliteWrite) this.statements = sqliteStatements(store.sqliteWrite);
-    else if (store.pgPrepared) this.statements = postgresStatements(store.pgPrepared);
+    if (store.sqliteWrite) this.statements = sqliteStatements(store.sqliteWrite, instanceId);
+    else if (store.pgPrepared) this.statements = postgresStatements(store.pgPrepared, instanceId);
     else throw new Error('the ledger needs SQLite or PostgreSQL');
   }
 
@@ -109,5 +111,21 @@ export class Ledger {
     const stale = await this.db.selectFrom('credit_holds').selectAll().where('created_at', '<', now - olderThanMs).execute();
     for (const r of stale) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
     return stale.length;
+  }
+
+  /**
+   * At start: the holds this instance took before `startedAt` belong to calls of its
+   * previous process (stopped by a crash or `kill -9`), which will never settle them.
+   * They are released, charging nothing, instead of waiting for the stale sweep.
+   */
+  async releasePreviousHolds(startedAt: number): Promise<number> {
+    const orphaned = await this.db
+      .selectFrom('credit_holds')
+      .selectAll()
+      .where('instance_id', '=', this.instanceId)
+      .where('created_at', '<', startedAt)
+      .execute();
+    for (const r of orphaned) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
+    return orphaned.length;
   }
 }

@@ -109,6 +109,8 @@ export interface CreditHoldsTable {
   /** micro-credits held */
   amount: number;
   created_at: number;
+  /** The instance that took the hold (AGENT_API_INSTANCE_ID); null for holds from before migration 0008. */
+  instance_id: string | null;
 }
 
 /** A `store: true` chat completion, kept 30 days (migration 0002). */

@@ -1,0 +1,131 @@
+// A crash with streams in flight: `kill -9` leaves their credit holds behind; the same
+// instance, started again, releases them at once (not an hour later), charging nothing.
+// The server runs as a real child process on the database the run selected.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { loadConfig } from '../config.ts';
+import { openStore } from '../store/db.ts';
+import { startFakeUpstream, type FakeUpstream } from '../providers/remote/openai-compatible/fake-upstream.test-support.ts';
+import { ADMIN_TOKEN, scratchDatabase } from '../../test/helpers/test-server.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const STREAMS = 20;
+
+let upstream: FakeUpstream;
+let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
+
+before(async () => {
+  // Streams that never finish on their own: one chunk, then nothing until the client leaves.
+  upstream = await startFakeUpstream(async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'hello ' }, finish_reason: null }] })}\n\n`);
+  });
+  scratch = await scratchDatabase();
+});
+after(async () => {
+  await upstream.close();
+  await scratch.cleanup();
+});
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer().listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address() as net.AddressInfo;
+  srv.close();
+  return port;
+}
+
+async function startServer(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: scratch.dir,
+      DATABASE_URL: scratch.url,
+      LOG_LEVEL: 'warn',
+      AGENT_API_ADMIN_TOKEN: ADMIN_TOKEN,
+      AGENT_API_INSTANCE_ID: 'crash-test-instance',
+      AGENT_API_ACCOUNT_CONCURRENCY: '50',
+      UPSTREAM_BASE_URL: upstream.baseUrl,
+      UPSTREAM_MODEL_AGENT: 'upstream-small',
+      UPSTREAM_MAX_RETRIES: '0',
+    },
+    stdio: 'ignore',
+  });
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
+    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    if (up) return child;
+    await delay(50);
+  }
+  throw new Error('the server did not start');
+}
+
+test('holds of streams cut off by kill -9 are released when the instance starts again', async () => {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const admin = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(`${origin}/admin/v1${url}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return res.json() as Promise<Record<string, any>>;
+  };
+
+  let child = await startServer(port);
+  const account = await admin('POST', '/accounts', { name: 'crash', credits: 100 });
+  const { key } = await admin('POST', '/keys', { account_id: account.id, name: 'crash' });
+  const readers = await Promise.all(
+    Array.from({ length: STREAMS }, async () => {
+      const res = await fetch(`${origin}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'agent', messages: [{ role: 'user', content: 'Write at length' }], stream: true }),
+      });
+      assert.equal(res.status, 200);
+      const reader = res.body!.getReader();
+      await reader.read(); // the stream is under way
+      return reader;
+    }),
+  );
+  const inFlight = await admin('GET', `/accounts/${account.id}`);
+  assert.ok(inFlight.reserved_credits > 0, 'the streams hold credits');
+
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  for (const r of readers) await r.cancel().catch(() => undefined);
+
+  const store = await openStore(loadConfig({ DATA_DIR: scratch.dir, DATABASE_URL: scratch.url }).database);
+  try {
+    const holds = await store.db.selectFrom('credit_holds').selectAll().where('account_id', '=', account.id).execute();
+    assert.equal(holds.length, STREAMS, 'the crash left every hold behind');
+    assert.ok(holds.every((h) => h.instance_id === 'crash-test-instance'));
+  } finally {
+    await store.close();
+  }
+
+  child = await startServer(port);
+  try {
+    const after = await admin('GET', `/accounts/${account.id}`);
+    assert.equal(after.reserved_credits, 0, 'released at start, not after the stale-hold sweep');
+    assert.equal(after.credits, 100, 'calls cut off by the crash are charged nothing');
+    const store2 = await openStore(loadConfig({ DATA_DIR: scratch.dir, DATABASE_URL: scratch.url }).database);
+    try {
+      const entries = await store2.db.selectFrom('credit_reservations').selectAll().where('account_id', '=', account.id).execute();
+      assert.equal(entries.length, STREAMS);
+      assert.ok(entries.every((e) => e.status === 'released' && Number(e.charged) === 0));
+    } finally {
+      await store2.close();
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+});
