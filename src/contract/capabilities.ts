@@ -63,7 +63,8 @@ function classify(fields: FieldTable | undefined) {
   const unsupported: Record<string, string> = {};
   const noEffect: string[] = [];
   for (const [name, rule] of Object.entries(fields ?? {})) {
-    if (rule.note) notes[name] = rule.note;
+    const needs = rule.category === 'applied' && rule.permission ? `needs the key's ${rule.permission} switch` : undefined;
+    if (rule.note || needs) notes[name] = [rule.note, needs].filter(Boolean).join('; ');
     switch (rule.category) {
       case 'applied':
         applied.push(name);

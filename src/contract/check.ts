@@ -4,6 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { invalidRequest, notFound, unsupportedParameter } from '../http/errors.ts';
+import type { Permission } from '../keys/permissions.ts';
 import type { FieldRule, FieldTable } from './types.ts';
 
 export interface Checked {
@@ -13,6 +14,8 @@ export interface Checked {
 
 export interface CompiledTable {
   check(input: Record<string, unknown>): Checked;
+  /** Fields a key needs a switch to send, with the switch. */
+  readonly permissions: readonly (readonly [string, Permission])[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -96,6 +99,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
   const nested: [string, string, FieldRule][] = [];
   const shape: Record<string, z.ZodType> = {};
   const models = new Map<string, readonly string[]>();
+  const permissions: [string, Permission][] = [];
   for (const [name, rule] of Object.entries(fields)) {
     const dot = name.indexOf('.');
     if (dot > 0) {
@@ -105,10 +109,12 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
     topLevel.set(name, rule);
     if ((rule.category === 'applied' || rule.category === 'no_effect') && rule.schema) shape[name] = rule.schema.optional();
     if (rule.category === 'applied' && rule.models) models.set(name, rule.models);
+    if (rule.category === 'applied' && rule.permission) permissions.push([name, rule.permission]);
   }
   const validator = z.object(shape);
 
   return {
+    permissions,
     check(input) {
       const ignored: string[] = [];
       const known: Record<string, unknown> = {};

@@ -1,6 +1,7 @@
 // Builders for field rules and the schemas that several endpoints share
 // (SPEC "Conventions" and "Limits"). A range lives here once.
 import { z } from 'zod';
+import type { Permission } from '../keys/permissions.ts';
 import type { AppliedField, FieldTable, LimitedField, NoEffectField, RefusedField } from './types.ts';
 
 export const applied = <S extends z.ZodType>(schema: S, note?: string): AppliedField<S> => ({
@@ -8,6 +9,8 @@ export const applied = <S extends z.ZodType>(schema: S, note?: string): AppliedF
   schema,
   ...(note ? { note } : {}),
 });
+/** An applied field only keys with `permission` may send (e.g. tools need function_calling). */
+export const needs = <S extends z.ZodType>(permission: Permission, rule: AppliedField<S>): AppliedField<S> => ({ ...rule, permission });
 export const limited = (values: readonly unknown[], note?: string): LimitedField => ({ category: 'limited', values, ...(note ? { note } : {}) });
 /** A list field whose every entry must be one of `values`. */
 export const limitedEach = (values: readonly unknown[], note?: string): LimitedField => ({

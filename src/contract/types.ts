@@ -11,6 +11,8 @@ export interface AppliedField<S extends z.ZodType = z.ZodType> {
   readonly note?: string;
   /** Set on `model` fields: a value outside this list is 404 model_not_found, not 400. */
   readonly models?: readonly string[];
+  /** The key switch a request needs to send this field at all (403 model_not_allowed without it). */
+  readonly permission?: Permission;
 }
 
 /** A field that accepts only the listed values; anything else is refused like an unsupported field. */

@@ -35,6 +35,12 @@ export async function contractStep(request: FastifyRequest, reply: FastifyReply)
     }
     // Recorded before checking, so a refused request's activity row still says who and what.
     noteCaller(state, body as Record<string, unknown>);
+    for (const [name, permission] of tables.body.permissions) {
+      const value = (body as Record<string, unknown>)[name];
+      if (value !== undefined && value !== null && state.key && !state.key.permissions[permission]) {
+        throw modelNotAllowed(`This API key does not have the '${permission}' permission, which '${name}' needs.`, name);
+      }
+    }
     const checked = tables.body.check(body as Record<string, unknown>);
     state.body = checked.value;
     state.ignored.push(...checked.ignored);

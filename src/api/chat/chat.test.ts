@@ -11,7 +11,8 @@ let server: TestServer;
 let client: OpenAI;
 before(async () => {
   server = await startTestServer();
-  client = server.openai((await server.createKey()).key);
+  // Function calling is a key switch (off until turned on); these tests send tools.
+  client = server.openai((await server.createKey({ permissions: { function_calling: true } })).key);
 });
 after(() => server.close());
 
@@ -134,6 +135,22 @@ describe('chat completions', () => {
     assert.equal(r.choices[0]!.finish_reason, 'function_call');
     assert.equal(r.choices[0]!.message.function_call?.name, 'lookup_order');
     assert.equal(typeof JSON.parse(r.choices[0]!.message.function_call!.arguments).id, 'number');
+  });
+
+  test('without the function_calling switch, tools and functions are 403 model_not_allowed naming the switch', async () => {
+    const plain = server.openai((await server.createKey()).key);
+    const tool = { type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: {} } } };
+    for (const extra of [{ tools: [tool] }, { functions: [{ name: 'lookup' }] }]) {
+      await assert.rejects(plain.chat.completions.create({ model: 'agent', messages: user('hi'), ...extra }), (e: unknown) => {
+        assert.ok(e instanceof OpenAI.PermissionDeniedError);
+        assert.equal(e.code, 'model_not_allowed');
+        assert.equal(e.param, Object.keys(extra)[0]);
+        assert.match(e.message, /function_calling/);
+        return true;
+      });
+    }
+    // Without tools the same key answers.
+    assert.equal((await plain.chat.completions.create({ model: 'agent', messages: user('hi') })).object, 'chat.completion');
   });
 
   test('json_schema output validates against its schema; json_object is an object', async () => {

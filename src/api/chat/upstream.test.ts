@@ -71,7 +71,7 @@ async function settledAccount(id: string): Promise<{ credits: number; reserved_c
 
 test('every applied field reaches the upstream under its upstream model name; tool-call fragments pass through', async () => {
   mode = 'tools';
-  const { key } = await server.createKey();
+  const { key } = await server.createKey({ permissions: { function_calling: true } });
   const stream = await server.openai(key).chat.completions.create({
     model: 'agent',
     messages: [{ role: 'user', content: 'weather in Paris and Tokyo' }],
