@@ -43,7 +43,7 @@ describe('loadUpstreamConfig', () => {
       timeoutMs: 120_000,
       connectTimeoutMs: 30_000,
       maxRetries: 2,
-      reasoningModels: ['qwen3-8b'],
+      reasoningModels: [],
     });
     assert.equal(config.apiKey, undefined);
     assert.deepEqual(config.headers, {});

@@ -208,7 +208,9 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     timeoutMs: p.timeoutMs ?? 120_000,
     connectTimeoutMs: p.connectTimeoutMs ?? 30_000,
     maxRetries: p.maxRetries ?? 2,
-    reasoningModels: p.reasoningModels ?? [thinkModel],
+    // Empty unless configured: a server that is not a reasoning model rejects or misreads
+    // max_completion_tokens and reasoning_effort.
+    reasoningModels: p.reasoningModels ?? [],
   } as UpstreamConfig;
   Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
   Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });

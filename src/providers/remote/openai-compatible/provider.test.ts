@@ -215,7 +215,7 @@ describe('request', () => {
     await withUpstream(
       (_req, res) => replaySse(res, fixture('openai-text-logprobs.sse')),
       async (up) => {
-        await collect(provider(up).chat(full, new AbortController().signal));
+        await collect(provider(up, { UPSTREAM_REASONING_MODELS: 'think-model' }).chat(full, new AbortController().signal));
         const [req] = up.requests;
         assert.ok(req);
         assert.equal(req.method, 'POST');
@@ -259,7 +259,6 @@ describe('request', () => {
           tool_choice: { type: 'function', function: { name: 'get_weather' } },
           parallel_tool_calls: false,
           response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
-          max_tokens: 256,
           max_completion_tokens: 256,
           temperature: 0.3,
           top_p: 0.9,

@@ -67,18 +67,25 @@ describe('toChatBody', () => {
     });
   });
 
-  it('sends reasoning_effort and max_completion_tokens only to reasoning models', () => {
+  it('sends one output cap: max_completion_tokens (and reasoning_effort) to configured reasoning models, max_tokens to the rest', () => {
     const req: ChatRequest = { ...hello, maxTokens: 100, reasoningEffort: 'low' };
     const plain = toChatBody(req, config());
     assert.equal(plain.reasoning_effort, undefined);
     assert.equal(plain.max_completion_tokens, undefined);
     assert.equal(plain.max_tokens, 100);
 
-    const think = toChatBody({ ...req, model: 'agent-think' }, config());
-    assert.equal(think.model, 'thinker');
+    // No reasoning models unless configured: agent-think's upstream model gets max_tokens too.
+    const unlisted = toChatBody({ ...req, model: 'agent-think' }, config());
+    assert.equal(unlisted.model, 'thinker');
+    assert.equal(unlisted.reasoning_effort, undefined);
+    assert.equal(unlisted.max_completion_tokens, undefined);
+    assert.equal(unlisted.max_tokens, 100);
+
+    const think = toChatBody({ ...req, model: 'agent-think' }, config({ UPSTREAM_REASONING_MODELS: 'thinker' }));
     assert.equal(think.reasoning_effort, 'low');
     assert.equal(think.max_completion_tokens, 100);
-    assert.equal(think.max_tokens, 100);
+    assert.equal(think.max_tokens, undefined);
+    assert.equal(toCompletionBody({ model: 'agent-think', prompt: 'x', maxTokens: 7 }, config({ UPSTREAM_REASONING_MODELS: 'thinker' })).max_completion_tokens, 7);
 
     const listed = toChatBody(req, config({ UPSTREAM_REASONING_MODELS: 'small' }));
     assert.equal(listed.reasoning_effort, 'low');

@@ -90,7 +90,9 @@ function common(req: ChatRequest | CompletionRequest, upstreamModel: string, rea
   const stream = req.stream !== false;
   const body: Json = { model: upstreamModel, stream };
   if (stream) body.stream_options = { include_usage: true };
-  put(body, 'max_tokens', req.maxTokens);
+  // One output cap, named as the server expects: OpenAI's reasoning models take only
+  // max_completion_tokens (reasoning included); most other servers know only max_tokens.
+  put(body, reasoning ? 'max_completion_tokens' : 'max_tokens', req.maxTokens);
   put(body, 'temperature', req.temperature);
   put(body, 'top_p', req.topP);
   put(body, 'top_k', req.topK);
@@ -123,8 +125,6 @@ export function toChatBody(req: ChatRequest, config: UpstreamConfig): Json {
   }
   put(body, 'tool_choice', toolChoice(req.toolChoice));
   put(body, 'parallel_tool_calls', req.parallelToolCalls);
-  // OpenAI reasoning models count the cap in max_completion_tokens (reasoning included).
-  if (reasoning) put(body, 'max_completion_tokens', req.maxTokens);
   put(body, 'logprobs', req.logprobs);
   put(body, 'top_logprobs', req.topLogprobs);
   return body;
