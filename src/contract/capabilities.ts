@@ -36,7 +36,8 @@ export const HEADERS = {
   },
   response: {
     'X-Request-Id': 'on every response, errors included; opaque',
-    'X-Service-Ignored-Parameters': 'comma-separated names of request fields the reference API does not define for the endpoint, which were ignored',
+    'X-Service-Ignored-Parameters':
+      'comma-separated names of request fields the reference API does not define for the endpoint, which were ignored; characters outside printable ASCII, "%" and "," are percent-encoded (UTF-8); past 2,000 characters the list ends with "...(+N more)"',
     'x-ratelimit-limit-requests': 'requests per minute allowed for the key',
     'x-ratelimit-remaining-requests': 'requests left in the current minute',
     'x-ratelimit-reset-requests': 'time until the minute window resets, like 12s',
@@ -49,6 +50,7 @@ export const HEADERS = {
 const GENERAL_NOTES = [
   'A field the reference API defines and the service cannot honor is refused with 400 unsupported_parameter and the field in param; it is never silently dropped.',
   'A field the reference API does not define for an endpoint is ignored and named in the X-Service-Ignored-Parameters response header.',
+  'JSON bodies must be UTF-8 and nested at most 100 levels deep; keys named __proto__, constructor.prototype, and query parameters named __proto__, constructor or prototype are refused (400 invalid_request).',
   "A limited field accepts only the listed values; any other value is refused like an unsupported field. An explicit null means the field is not set.",
   'Every request spends the account\'s credits: a reserved estimate first, settled to the actual cost; the svc field (usage.svc on the final streaming usage chunk) reports the credits a response used.',
   'With tools, response_format or logprobs, or when the key\'s agent tools are off, the model answers directly; otherwise the assistant may use its own tools first.',
