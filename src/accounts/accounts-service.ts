@@ -50,6 +50,11 @@ export class AccountsService {
     return this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
   }
 
+  /** By id, else by name: the admin API and the CLI take either (`default`, `acct_...`). */
+  async find(idOrName: string): Promise<AccountRow | undefined> {
+    return (await this.get(idOrName)) ?? (await this.getByName(idOrName));
+  }
+
   list(): Promise<AccountRow[]> {
     return this.db.selectFrom('accounts').selectAll().orderBy('id').execute();
   }
@@ -67,7 +72,8 @@ export class AccountsService {
   }
 }
 
-async function grant(trx: Kysely<Database>, accountId: string, micro: number, reason: string): Promise<void> {
+/** Adds `micro` to the balance and records why, in the caller's transaction. */
+export async function grant(trx: Kysely<Database>, accountId: string, micro: number, reason: string): Promise<void> {
   await trx
     .updateTable('accounts')
     .set({ balance: sql`balance + ${micro}` })

@@ -7,6 +7,7 @@ import * as m0004 from './0004_drop_reservation_account_index.ts';
 import * as m0005 from './0005_credit_holds.ts';
 import * as m0006 from './0006_ledger_functions.ts';
 import * as m0007 from './0007_key_max_output_tokens.ts';
+import * as m0009 from './0009_admin_tokens.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005_credit_holds': m0005,
   '0006_ledger_functions': m0006,
   '0007_key_max_output_tokens': m0007,
+  '0009_admin_tokens': m0009,
 };
 
 export const migrationProvider: MigrationProvider = {
