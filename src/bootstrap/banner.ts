@@ -8,7 +8,7 @@ export function firstRunBanner(run: FirstRun, origin: string): string | undefine
   const lines = ['agent-api: first start. Save these now: they are shown only this once.', ''];
   const account = run.account ? `account "${run.account.name}" (${run.account.credits} credits)` : 'account "default"';
   if (run.apiKey) lines.push(`API key: ${run.apiKey}`, `    ${account}, every switch on`);
-  else lines.push('API key: the one in AGENT_API_BOOTSTRAP_KEY', `    ${account}`);
+  else lines.push(`The key in AGENT_API_BOOTSTRAP_KEY: ${account}, every switch on`);
   if (run.adminToken) {
     lines.push(`Admin token: ${run.adminToken}`, '    for /admin/v1, stored hashed; a new one: npx agent-api admin-token rotate');
   }
