@@ -7,6 +7,7 @@ import { createApp, type App } from './app.ts';
 import { firstRunBanner } from './bootstrap/banner.ts';
 import { firstRun } from './bootstrap/first-run.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { hasStoredAdminToken } from './keys/admin-tokens.ts';
 import { loadUpstreamConfig, type UpstreamConfig } from './providers/remote/openai-compatible/config.ts';
 import { databaseError, listenError, startupErrorLine } from './startup/errors.ts';
 import { checkStorage } from './startup/preflight.ts';
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
     url: `${address}/v1`,
     engine: describeEngine(upstream),
     database: describeDatabase(config.database),
-    admin: describeAdmin(await app.services.adminTokens.source()),
+    admin: describeAdmin(await app.services.adminTokens.source(), config.adminToken !== undefined && (await hasStoredAdminToken(app.services.store.db))),
   };
   app.http.log.info({ ...summary, address }, summaryLine(summary));
   const banner = firstRunBanner(created, address);

@@ -16,10 +16,11 @@ export function describeDatabase(database: Config['database']): string {
   return database.kind === 'sqlite' ? `sqlite ${database.file}` : `postgres ${describePostgres(database.url)}`;
 }
 
-export function describeAdmin(source: AdminTokenSource): string {
+/** `storedToo`: a token is stored as well, which the environment's overrides. */
+export function describeAdmin(source: AdminTokenSource, storedToo = false): string {
   switch (source) {
     case 'env':
-      return 'on, admin token: from AGENT_API_ADMIN_TOKEN';
+      return `on, admin token: from AGENT_API_ADMIN_TOKEN${storedToo ? ' (the stored token is not used)' : ''}`;
     case 'stored':
       return 'on, admin token: stored (rotate with `npx agent-api admin-token rotate`)';
     case 'none':
