@@ -9,6 +9,10 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { bannerSecrets, runToExit, startServerProcess, userEnv } from '../../test/helpers/server-process.ts';
 
+// These use no database of the run, so the PostgreSQL pass (which reruns files that use
+// the test helpers) runs only the test that needs its server.
+const once = process.env.TEST_DATABASE === 'postgres' && 'no database of the run involved: the SQLite pass runs it';
+
 let tmp: string;
 before(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-startup-'));
@@ -34,7 +38,7 @@ const listening = (port = 0): Promise<net.Server> =>
   });
 const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
 
-test('port in use: names PORT; no secret was created, so the next start shows the banner', async () => {
+test('port in use: names PORT; no secret was created, so the next start shows the banner', { skip: once }, async () => {
   const blocker = await listening();
   const dataDir = path.join(tmp, 'port-in-use');
   try {
@@ -51,14 +55,14 @@ test('port in use: names PORT; no secret was created, so the next start shows th
   }
 });
 
-test('DATA_DIR that cannot be created: names the path', async () => {
+test('DATA_DIR that cannot be created: names the path', { skip: once }, async () => {
   const file = path.join(tmp, 'a-file');
   fs.writeFileSync(file, '');
   const dir = path.join(file, 'data');
   await failsWith({ DATA_DIR: dir }, new RegExp(`^agent-api: DATA_DIR ${dir} cannot be created: part of the path is a file \\(set DATA_DIR to a writable directory\\)$`));
 });
 
-test('DATA_DIR that is not writable: names the path', async (t) => {
+test('DATA_DIR that is not writable: names the path', { skip: once }, async (t) => {
   // root writes through permission bits: use a directory no one may create files in (sysfs).
   let dir = '/sys';
   if (process.getuid?.() !== 0) {
@@ -75,7 +79,7 @@ test('DATA_DIR that is not writable: names the path', async (t) => {
   await failsWith({ DATA_DIR: dir }, new RegExp(`^agent-api: DATA_DIR ${dir} is not writable: [a-z ]+ \\(set DATA_DIR to a writable directory\\)$`));
 });
 
-test('PostgreSQL out of reach: names host and port, never the password', async () => {
+test('PostgreSQL out of reach: names host and port, never the password', { skip: once }, async () => {
   const closed = await listening();
   const port = portOf(closed);
   await new Promise((r) => closed.close(r));
@@ -86,7 +90,13 @@ test('PostgreSQL out of reach: names host and port, never the password', async (
   assert.ok(!line.includes('s3cret-pw'));
 });
 
-test('invalid configuration: names every variable at fault, on one line', async () => {
+test('PostgreSQL without the database: names it', { skip: !process.env.TEST_PG_ADMIN_URL && 'PostgreSQL pass only' }, async () => {
+  const url = new URL(process.env.TEST_PG_ADMIN_URL!);
+  url.pathname = '/no_such_database';
+  await failsWith({ DATABASE_URL: url.toString() }, new RegExp(`^agent-api: PostgreSQL at ${url.hostname}:${url.port} has no database "no_such_database" \\(create it, or fix DATABASE_URL\\)$`));
+});
+
+test('invalid configuration: names every variable at fault, on one line', { skip: once }, async () => {
   await failsWith({ PORT: 'eighty', LOG_LEVEL: 'loud' }, /^agent-api: invalid configuration: PORT must be a number; LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent$/);
   await failsWith({ UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v1' }, /^agent-api: invalid configuration: UPSTREAM_MODEL_AGENT: required when UPSTREAM_BASE_URL is set/);
 });
