@@ -289,7 +289,7 @@ try {
       ),
     );
     apiStarted = true;
-    // The bootstrap account starts with 0 credits: give it plenty through the admin API.
+    // The bootstrap account starts with AGENT_API_BOOTSTRAP_CREDITS (100): give it plenty through the admin API.
     const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
     const list = (await (await fetch(`http://127.0.0.1:${apiPort}/admin/v1/accounts`, { headers: admin })).json()) as { data?: { id: string; name: string }[] };
     const account = list.data?.find((a) => a.name === 'default') ?? list.data?.[0];

@@ -18,6 +18,8 @@ import { Router } from './http/router.ts';
 import { createHttpServer, installPipeline } from './http/server.ts';
 import { Ledger } from './credits/ledger.ts';
 import { KeysService } from './keys/keys-service.ts';
+import { AdminTokens } from './keys/admin-tokens.ts';
+import { ensureBootstrapKey } from './bootstrap/bootstrap-key.ts';
 import { createChatBackend, type ChatBackend } from './providers/index.ts';
 import { KeyCaps } from './limits/key-caps.ts';
 import { MemoryLimits } from './limits/memory-limits.ts';
@@ -53,6 +55,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     store,
     accounts,
     keys: new KeysService(store.db, config.keyCacheMs),
+    adminTokens: new AdminTokens(store.db, config.adminToken, config.keyCacheMs),
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs),
@@ -60,12 +63,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     chat: options.chat ?? createChatBackend(config, options.env),
   };
 
-  if (config.bootstrapKey) {
-    await services.keys.bootstrap(config.bootstrapKey, async () => {
-      const existing = await accounts.getByName('default');
-      return (existing ?? (await accounts.create('default', 0))).id;
-    });
-  }
+  if (config.bootstrapKey) await ensureBootstrapKey(store.db, config.bootstrapKey, config.bootstrapCredits);
 
   // Holds of this instance's previous process (a crash, kill -9) will never settle.
   const released = await services.ledger.releasePreviousHolds(Date.now());

@@ -3,25 +3,33 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { MAX_CREDITS } from './accounts/money.ts';
 
-const intFrom = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+const number = () => z.coerce.number({ error: 'must be a number' }).finite('must be a number');
+const intFrom = (def: number, min = 0) => number().int('must be a whole number').min(min, `must be at least ${min}`).default(def);
+const priceFrom = (def: number) => number().min(0, 'must not be negative').default(def);
 const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
-  PORT: intFrom(8080, 0).refine((p) => p <= 65535, 'must be a port number'),
+  PORT: intFrom(8080, 0).refine((p) => p <= 65535, 'must be a port number (0 to 65535)'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v) || v.startsWith('sqlite:'), {
     message: 'must be postgres://... (or sqlite:<path>)',
   }),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   AGENT_API_ADMIN_TOKEN: optionalString,
   AGENT_API_BOOTSTRAP_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters',
   }),
+  AGENT_API_BOOTSTRAP_CREDITS: priceFrom(100)
+    .refine((n) => n <= MAX_CREDITS, `must be at most ${MAX_CREDITS}`)
+    .refine((n) => Number(n.toFixed(6)) === n, 'must have at most 6 decimal places'),
   AGENT_API_TRUSTED_PROXIES: optionalString,
   AGENT_API_INSTANCE_ID: optionalString.refine((v) => v === undefined || v.length <= 200, { message: 'must be at most 200 characters' }),
   AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
@@ -31,12 +39,12 @@ const envSchema = z.object({
   AGENT_API_ACTIVITY_FLUSH_MS: intFrom(50, 1),
   AGENT_API_SQLITE_CHECKPOINT_MS: intFrom(250, 0),
   AGENT_API_SHUTDOWN_GRACE_MS: intFrom(10_000, 0),
-  AGENT_API_CREDITS_PER_USD: z.coerce.number().positive().default(100),
+  AGENT_API_CREDITS_PER_USD: number().positive('must be greater than 0').default(100),
   AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS: intFrom(4096, 1),
-  OFFLINE_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).default(0.5),
-  OFFLINE_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).default(1.5),
-  OFFLINE_PRICE_INPUT_PER_MTOK_THINK: z.coerce.number().min(0).default(1),
-  OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK: z.coerce.number().min(0).default(4),
+  OFFLINE_PRICE_INPUT_PER_MTOK: priceFrom(0.5),
+  OFFLINE_PRICE_OUTPUT_PER_MTOK: priceFrom(1.5),
+  OFFLINE_PRICE_INPUT_PER_MTOK_THINK: priceFrom(1),
+  OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK: priceFrom(4),
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
@@ -53,6 +61,8 @@ export interface Config {
   bootstrapKey: string | undefined;
   /** Names this instance on the credit holds it takes; a restart releases the holds of its previous process. */
   instanceId: string;
+  /** Credits the bootstrap account `default` gets, once per database (src/bootstrap/). */
+  bootstrapCredits: number;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
   trustedProxies: string[];
   accountConcurrency: number;
@@ -79,8 +89,10 @@ export class ConfigError extends Error {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    // One line, naming every variable at fault (start-up prints it and exits).
+    // Values are not echoed: some variables hold secrets.
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
@@ -97,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: e.AGENT_API_ADMIN_TOKEN,
     bootstrapKey: e.AGENT_API_BOOTSTRAP_KEY,
     instanceId: e.AGENT_API_INSTANCE_ID ?? `${os.hostname()}:${e.PORT}`,
+    bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccountsService } from './accounts/accounts-service.ts';
 import type { ActivityLog } from './activity/activity-log.ts';
+import type { AdminTokens } from './keys/admin-tokens.ts';
 import type { Config } from './config.ts';
 import type { KeysService } from './keys/keys-service.ts';
 import type { KeyCaps } from './limits/key-caps.ts';
@@ -17,6 +18,8 @@ export interface Services {
   readonly store: Store;
   readonly accounts: AccountsService;
   readonly keys: KeysService;
+  /** The admin API's token: AGENT_API_ADMIN_TOKEN, or the stored one. */
+  readonly adminTokens: AdminTokens;
   readonly limits: Limits;
   readonly caps: KeyCaps;
   readonly activity: ActivityLog;

@@ -52,6 +52,11 @@ export class AccountsService {
     return this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
   }
 
+  /** By id, else by name: the admin API and the CLI take either (`default`, `acct_...`). */
+  async find(idOrName: string): Promise<AccountRow | undefined> {
+    return (await this.get(idOrName)) ?? (await this.getByName(idOrName));
+  }
+
   list(): Promise<AccountRow[]> {
     return this.db.selectFrom('accounts').selectAll().orderBy('id').execute();
   }
@@ -81,10 +86,11 @@ export class AccountsService {
 }
 
 /**
- * One conditional UPDATE, so concurrent grants and debits cannot pass the bounds
- * between a read and a write; the transaction row is written only when it applied.
+ * Adds `micro` to the balance and records why, in the caller's transaction: one
+ * conditional UPDATE, so concurrent grants and debits cannot pass the bounds between a
+ * read and a write; the transaction row is written only when it applied.
  */
-async function grant(trx: Kysely<Database>, accountId: string, micro: number, reason: string, correction = false): Promise<boolean> {
+export async function grant(trx: Kysely<Database>, accountId: string, micro: number, reason: string, correction = false): Promise<boolean> {
   let update = trx
     .updateTable('accounts')
     .set({ balance: sql`balance + ${micro}` })

@@ -1,6 +1,5 @@
 // Step 3: authenticate. Missing, wrong, revoked or expired keys are 401; a paused key,
 // an address outside the allowlist or a switch that is off is 403 (SPEC "Authentication").
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ipAllowed } from '../keys/ip-allowlist.ts';
 import type { Services } from '../services.ts';
@@ -17,20 +16,19 @@ export function presentedSecret(request: FastifyRequest): string | null {
   return typeof apiKey === 'string' && apiKey.length > 0 ? apiKey : null;
 }
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
 export function authenticateStep(services: Services) {
-  const adminDigest = services.config.adminToken ? digest(services.config.adminToken) : null;
-
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const route = request.routeOptions.config.agent;
     if (!route || route.auth === 'none') return;
     const secret = presentedSecret(request);
 
     if (route.auth === 'admin') {
-      if (!adminDigest) throw invalidApiKey('The admin API is disabled: set AGENT_API_ADMIN_TOKEN to enable it.');
-      // Compare digests so the comparison takes the same time whatever the input length.
-      if (!secret || !timingSafeEqual(digest(secret), adminDigest)) throw invalidApiKey('Invalid admin token.');
+      // AGENT_API_ADMIN_TOKEN, else the stored token (src/keys/admin-tokens.ts), compared in constant time.
+      const verdict = await services.adminTokens.verify(secret);
+      if (verdict === 'off') {
+        throw invalidApiKey('The admin API is disabled: set AGENT_API_ADMIN_TOKEN, or run `npx agent-api admin-token rotate`, to enable it.');
+      }
+      if (verdict === 'wrong') throw invalidApiKey('Invalid admin token.');
       return;
     }
 

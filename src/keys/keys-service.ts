@@ -6,7 +6,7 @@ import { newId, newSecret } from '../ids.ts';
 import type { Database } from '../store/schema.ts';
 import { parseAllowEntry, type Range } from './ip-allowlist.ts';
 import type { KeyLimit } from './key-limits.ts';
-import { noPermissions, PERMISSIONS, type Permission, type PermissionSet } from './permissions.ts';
+import { noPermissions, PERMISSIONS, type PermissionSet } from './permissions.ts';
 
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
@@ -200,19 +200,5 @@ export class KeysService {
     if (record.lastUsedAt !== null && now - record.lastUsedAt < 60_000) return;
     record.lastUsedAt = now;
     void this.db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', record.id).execute().catch(() => undefined);
-  }
-
-  /** Ensures the bootstrap account `default` and a key with exactly `secret` (every switch, no limits). Idempotent. */
-  async bootstrap(secret: string, ensureAccount: () => Promise<string>): Promise<void> {
-    const existing = await this.getByHash(hashSecret(secret));
-    if (existing) return;
-    const accountId = await ensureAccount();
-    const permissions = Object.fromEntries(PERMISSIONS.map((p) => [p, true])) as Record<Permission, boolean>;
-    try {
-      await this.create({ account_id: accountId, name: 'bootstrap', permissions }, secret);
-    } catch (err) {
-      // Another instance starting at the same moment may have inserted it first.
-      if (!(await this.getByHash(hashSecret(secret)))) throw err;
-    }
   }
 }

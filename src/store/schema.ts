@@ -137,9 +137,18 @@ export interface ChatCompletionMetadataTable {
   value: string;
 }
 
+/** Markers of one-time work: `first_run`, `bootstrap_credits` (src/bootstrap/). */
 export interface MetaTable {
   key: string;
   value: string;
+}
+
+/** The stored admin token (migration 0009): one row, id 'admin'; the token itself is never stored. */
+export interface AdminTokensTable {
+  id: string;
+  /** sha256 of the token, hex */
+  token_hash: string;
+  created_at: number;
 }
 
 export interface Database {
@@ -151,6 +160,7 @@ export interface Database {
   credit_reservations: CreditReservationsTable;
   credit_holds: CreditHoldsTable;
   meta: MetaTable;
+  admin_tokens: AdminTokensTable;
   chat_completions: ChatCompletionsTable;
   chat_completion_metadata: ChatCompletionMetadataTable;
 }

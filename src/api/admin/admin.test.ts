@@ -1,10 +1,12 @@
-// The admin API: accounts, credits, keys (secret shown once, stored hashed), the
-// activity log with its filters and pagination, and the idempotent bootstrap key.
+// The admin API: accounts (by id or name), credits, keys (secret shown once, stored
+// hashed), the activity log with its filters and pagination, the idempotent bootstrap key
+// and its starting credits, the stored admin token.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createApp } from '../../app.ts';
 import { createChatCompletion } from '../../contract/endpoints/chat.ts';
+import { removeAdminToken, storeAdminToken } from '../../keys/admin-tokens.ts';
 import { ADMIN_TOKEN, ALL_SWITCHES, startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 
 const testChat = { ...createChatCompletion, operationId: 'testChatAdmin', path: '/test/chat/completions' } as const;
@@ -22,6 +24,29 @@ describe('admin authentication', () => {
     assert.equal((await server.fetch('/admin/v1/keys', { key: 'wrong' })).status, 401);
     assert.equal((await server.fetch('/admin/v1/keys', { key: BOOTSTRAP })).status, 401);
     assert.equal((await server.fetch('/admin/v1/keys', { key: ADMIN_TOKEN })).status, 200);
+  });
+
+  test('without AGENT_API_ADMIN_TOKEN a stored token opens the admin API', async () => {
+    const stored = await startTestServer({ AGENT_API_ADMIN_TOKEN: '', AGENT_API_KEY_CACHE_MS: '0' });
+    try {
+      assert.equal((await stored.fetch('/admin/v1/keys', { key: 'stored-token-0123456789' })).status, 401);
+      await storeAdminToken(stored.app.services.store.db, 'stored-token-0123456789', { replace: true });
+      assert.equal((await stored.fetch('/admin/v1/keys', { key: 'stored-token-0123456789' })).status, 200);
+      assert.equal((await stored.fetch('/admin/v1/keys', { key: 'stored-token-012345678' })).status, 401);
+      assert.equal((await stored.fetch('/admin/v1/keys')).status, 401);
+    } finally {
+      await stored.close();
+    }
+  });
+
+  test('AGENT_API_ADMIN_TOKEN wins over a stored token', async () => {
+    await storeAdminToken(server.app.services.store.db, 'stored-but-unused-0123456789', { replace: true });
+    try {
+      assert.equal((await server.fetch('/admin/v1/keys', { key: 'stored-but-unused-0123456789' })).status, 401);
+      assert.equal((await server.fetch('/admin/v1/keys', { key: ADMIN_TOKEN })).status, 200);
+    } finally {
+      await removeAdminToken(server.app.services.store.db);
+    }
   });
 
   test('without AGENT_API_ADMIN_TOKEN the admin API is closed', async () => {
@@ -52,6 +77,25 @@ describe('accounts and credits', () => {
     const bad = await server.admin('POST', '/accounts', { name: 'x', credits: 'lots' });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.param, 'credits');
+  });
+
+  test('an account is taken by name wherever an id is: credits, keys, filters; names cannot look like ids', async () => {
+    const created = await server.admin('POST', '/accounts', { name: 'named-acct', credits: 1 });
+    assert.equal((await server.admin('GET', '/accounts/named-acct')).body.id, created.body.id);
+    assert.equal((await server.admin('POST', '/accounts/named-acct/credits', { amount: 2 })).body.credits, 3);
+    const key = await server.admin('POST', '/keys', { account_id: 'named-acct', name: 'k' });
+    assert.equal(key.status, 201);
+    assert.equal(key.body.account_id, created.body.id);
+    assert.deepEqual((await server.admin('GET', '/keys?account_id=named-acct')).body.data.map((k: { id: string }) => k.id), [key.body.id]);
+    await server.fetch('/v1/models', { key: key.body.key });
+    assert.equal((await server.admin('GET', '/activity?account_id=named-acct')).body.data.length, 1);
+    assert.equal((await server.admin('GET', '/activity?account_id=nobody')).body.data.length, 0, 'an unknown account filters to nothing');
+    const missing = await server.admin('POST', '/keys', { account_id: 'nobody', name: 'k' });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error.param, 'account_id');
+    const lookalike = await server.admin('POST', '/accounts', { name: 'acct_123' });
+    assert.equal(lookalike.status, 400);
+    assert.equal(lookalike.body.error.param, 'name');
   });
 });
 
@@ -224,6 +268,7 @@ describe('bootstrap key', () => {
     assert.equal(keys[0].rpm, null);
     const account = await server.admin('GET', `/accounts/${keys[0].account_id}`);
     assert.equal(account.body.name, 'default');
+    assert.equal(account.body.credits, 100, 'AGENT_API_BOOTSTRAP_CREDITS (default 100), granted once');
 
     // A second start on the same database changes nothing.
     const again = await createApp(server.config);
@@ -232,5 +277,6 @@ describe('bootstrap key', () => {
     assert.equal(after.length, 1);
     const defaults = (await server.admin('GET', '/accounts')).body.data.filter((a: { name: string }) => a.name === 'default');
     assert.equal(defaults.length, 1);
+    assert.equal(defaults[0].credits, 100, 'the starting credits are not granted again');
   });
 });

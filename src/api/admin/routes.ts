@@ -1,5 +1,6 @@
 // The admin API at /admin/v1 (the workspace's keys tab): accounts, credits, keys and
-// the activity log, authenticated by AGENT_API_ADMIN_TOKEN.
+// the activity log, authenticated by the admin token (AGENT_API_ADMIN_TOKEN or the stored
+// one). Wherever an account id is taken, the account's name is taken too (`default`).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { viewAccount } from '../../accounts/accounts-service.ts';
@@ -35,6 +36,8 @@ const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 export function adminRoutes(app: FastifyInstance, services: Services, prefix = '/admin/v1'): void {
   const { accounts, keys, activity, store } = services;
   const config = (endpoint: string): { agent: RouteConfig } => ({ agent: { auth: 'admin', endpoint: prefix + endpoint } });
+  // A filter by an unknown account stays a filter (an empty list), not an error.
+  const accountIdOf = async (idOrName: string) => (await accounts.find(idOrName))?.id ?? idOrName;
 
   app.post(`${prefix}/accounts`, { config: config('/accounts') }, async (request, reply) => {
     const body = parse(createAccountBody, request.body);
@@ -49,30 +52,33 @@ export function adminRoutes(app: FastifyInstance, services: Services, prefix = '
   });
 
   app.get(`${prefix}/accounts/:id`, { config: config('/accounts/{id}') }, async (request) => {
-    const account = await accounts.get(idOf(request));
-    if (!account) throw notFound(`No account with id '${idOf(request)}'.`);
+    const account = await accounts.find(idOf(request));
+    if (!account) throw notFound(`No account with id or name '${idOf(request)}'.`);
     return viewAccount(account);
   });
 
   app.post(`${prefix}/accounts/:id/credits`, { config: config('/accounts/{id}/credits') }, async (request) => {
     const body = parse(addCreditsBody, request.body);
-    const account = await refusedAs('amount', () => accounts.addCredits(idOf(request), body.amount, body.reason, { correction: body.correction === true }));
-    if (!account) throw notFound(`No account with id '${idOf(request)}'.`);
+    const found = await accounts.find(idOf(request));
+    const account = found && (await refusedAs('amount', () => accounts.addCredits(found.id, body.amount, body.reason, { correction: body.correction === true })));
+    if (!account) throw notFound(`No account with id or name '${idOf(request)}'.`);
     return viewAccount(account);
   });
 
   app.post(`${prefix}/keys`, { config: config('/keys') }, async (request, reply) => {
     const body = parse(createKeyBody, request.body);
-    if (!(await accounts.get(body.account_id))) throw notFound(`No account with id '${body.account_id}'.`, 'account_id');
+    const account = await accounts.find(body.account_id);
+    if (!account) throw notFound(`No account with id or name '${body.account_id}'.`, 'account_id');
     if (body.expires_at && body.expires_at * 1000 <= Date.now()) throw invalidRequest('expires_at must be in the future.', 'expires_at');
-    const { record, secret } = await keys.create(body);
+    const { record, secret } = await keys.create({ ...body, account_id: account.id });
     // The only time the secret is shown.
     return reply.code(201).send({ ...viewKey(record), key: secret });
   });
 
   app.get(`${prefix}/keys`, { config: config('/keys') }, async (request) => {
     const query = parse(listKeysQuery, request.query);
-    const list = await keys.list({ ...(query.account_id ? { accountId: query.account_id } : {}) });
+    const accountId = query.account_id && (await accountIdOf(query.account_id));
+    const list = await keys.list({ ...(accountId ? { accountId } : {}) });
     return { object: 'list', data: list.map(viewKey), has_more: false };
   });
 
@@ -98,6 +104,6 @@ export function adminRoutes(app: FastifyInstance, services: Services, prefix = '
   app.get(`${prefix}/activity`, { config: config('/activity') }, async (request) => {
     const query = parse(activityQuery, request.query);
     await activity.flush();
-    return queryActivity(store.db, query);
+    return queryActivity(store.db, { ...query, account_id: query.account_id && (await accountIdOf(query.account_id)) });
   });
 }

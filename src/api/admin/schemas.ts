@@ -7,7 +7,8 @@ import { CHAT_MODELS } from '../../contract/models.ts';
 import { creditsAmount } from '../../accounts/money.ts';
 
 export const createAccountBody = z.strictObject({
-  name: z.string().min(1).max(200),
+  // Names stand in for ids wherever an account is named, so they cannot look like one.
+  name: z.string().min(1).max(200).refine((n) => !n.startsWith('acct_'), 'must not start with acct_ (account ids do)'),
   credits: creditsAmount.min(0, 'must not be negative').default(0),
 });
 
@@ -38,6 +39,7 @@ const keyFields = {
   expires_at: z.number().int().positive().nullable().optional(),
 };
 
+/** `account_id`: the account's id or its name. */
 export const createKeyBody = z.strictObject({ account_id: z.string().min(1), ...keyFields });
 export const updateKeyBody = z.strictObject({ ...keyFields, name: keyFields.name.optional() });
 

@@ -1,0 +1,50 @@
+// Checks made before the database is opened, so a start that cannot work fails with one
+// line naming the fix: the SQLite directory exists (or can be made) and takes writes;
+// PostgreSQL answers, within a bounded time.
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import type { Config } from '../config.ts';
+import { databaseError, reasonOf, StartupError } from './errors.ts';
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export async function checkStorage(config: Pick<Config, 'database' | 'dataDir'>): Promise<void> {
+  if (config.database.kind === 'sqlite') checkSqliteDir(config.database.file, config.dataDir);
+  else await checkPostgres(config.database.url);
+}
+
+function checkSqliteDir(file: string, dataDir: string): void {
+  if (file === ':memory:') return;
+  const dir = path.dirname(file);
+  // Name the variable the user set: DATA_DIR, or DATABASE_URL=sqlite:<path>.
+  const variable = file === path.join(dataDir, 'agent-api.sqlite') ? 'DATA_DIR' : 'DATABASE_URL';
+  const fix = `set ${variable} to a writable directory`;
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new StartupError(`${variable} ${dir} cannot be created: ${reasonOf(err)} (${fix})`);
+  }
+  if (!fs.statSync(dir).isDirectory()) throw new StartupError(`${variable} ${dir} is not a directory (${fix})`);
+  // access(W_OK) says yes to root on a read-only mount; writing a file tells the truth.
+  const probe = path.join(dir, `.agent-api-write-check-${process.pid}`);
+  try {
+    fs.writeFileSync(probe, '');
+    fs.rmSync(probe, { force: true });
+  } catch (err) {
+    throw new StartupError(`${variable} ${dir} is not writable: ${reasonOf(err)} (${fix})`);
+  }
+}
+
+async function checkPostgres(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  client.on('error', () => undefined); // a failure after connect() surfaces through the calls below
+  try {
+    await client.connect();
+    await client.query('select 1');
+  } catch (err) {
+    throw databaseError(err, { kind: 'postgres', url }) ?? err;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

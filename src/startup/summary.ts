@@ -1,0 +1,39 @@
+// The one start-up summary line: where it listens, which engine answers, which database
+// holds the state, and whether the admin API is on. Never a secret: the upstream URL
+// without its query, the PostgreSQL URL without user or password.
+import type { Config } from '../config.ts';
+import type { AdminTokenSource } from '../keys/admin-tokens.ts';
+import type { UpstreamConfig } from '../providers/remote/openai-compatible/config.ts';
+import { describePostgres } from './postgres-target.ts';
+
+export function describeEngine(upstream: UpstreamConfig | undefined): string {
+  if (!upstream) return 'offline';
+  const u = new URL(upstream.baseUrl);
+  return `upstream ${u.origin}${u.pathname} (agent: ${upstream.models.agent}, agent-think: ${upstream.models['agent-think']})`;
+}
+
+export function describeDatabase(database: Config['database']): string {
+  return database.kind === 'sqlite' ? `sqlite ${database.file}` : `postgres ${describePostgres(database.url)}`;
+}
+
+/** `storedToo`: a token is stored as well, which the environment's overrides. */
+export function describeAdmin(source: AdminTokenSource, storedToo = false): string {
+  switch (source) {
+    case 'env':
+      return `on, admin token: from AGENT_API_ADMIN_TOKEN${storedToo ? ' (the stored token is not used)' : ''}`;
+    case 'stored':
+      return 'on, admin token: stored (rotate with `npx agent-api admin-token rotate`)';
+    case 'none':
+      return 'off (set AGENT_API_ADMIN_TOKEN, or run `npx agent-api admin-token rotate`)';
+  }
+}
+
+export interface Summary {
+  url: string;
+  engine: string;
+  database: string;
+  admin: string;
+}
+
+export const summaryLine = (s: Summary): string =>
+  `agent-api serving ${s.url} | engine: ${s.engine} | database: ${s.database} | admin API: ${s.admin}`;
