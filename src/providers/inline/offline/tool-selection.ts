@@ -4,7 +4,7 @@
 import type { FunctionTool, ToolChoice } from '../../types.ts';
 import { findArithmetic } from './arithmetic.ts';
 import { createHints, splitName } from './hints.ts';
-import { generateFromSchema } from './json-from-schema.ts';
+import { generateJson, type GenerationLimits } from './json-from-schema.ts';
 import { randomId, type Rng } from './rng.ts';
 
 export interface PlannedCall {
@@ -13,6 +13,8 @@ export interface PlannedCall {
   name: string;
   /** Compact JSON text of the arguments. */
   arguments: string;
+  /** Generation stopped at a budget: `arguments` is a JSON prefix, and the call ends the output ("length"). */
+  truncated?: boolean;
 }
 
 /** Name words that say nothing about what a tool is for. */
@@ -84,17 +86,19 @@ export function chooseTools(input: ToolPlanInput): FunctionTool[] {
   return picked;
 }
 
-export function planToolCalls(input: ToolPlanInput, rng: Rng): PlannedCall[] {
+export function planToolCalls(input: ToolPlanInput, rng: Rng, limits?: GenerationLimits): PlannedCall[] {
   const arithmetic = findArithmetic(input.message);
   return chooseTools(input).map((tool, index) => {
     // Fresh hints per call, so each call reads the message from the start.
     const hints = createHints(input.message, arithmetic ? { expression: arithmetic.expression } : {});
     const schema = tool.parameters ?? { type: 'object', properties: {} };
+    const args = generateJson(schema, hints, limits);
     return {
       index,
       id: randomId(rng, 'call_'),
       name: tool.name,
-      arguments: JSON.stringify(generateFromSchema(schema, hints) ?? {}),
+      arguments: args.text,
+      ...(args.complete ? {} : { truncated: true }),
     };
   });
 }
