@@ -375,9 +375,14 @@ class SchemaValueGenerator {
     const ok = candidates.find((c) => c.length <= room && this.fits(flat, c, ctx));
     if (ok !== undefined) return ok;
     const fitted = candidates.map((c) => fitLength(c, flat, v, room));
-    const fit = fitted.find((c) => this.fits(flat, c, ctx)) ?? (fitted[fitted.length - 1] as string);
-    if (typeof flat.minLength === 'number' && flat.minLength > room) this.budget.write(room + 1); // cut short: nothing fits after it
-    return fit;
+    if (typeof flat.minLength === 'number' && flat.minLength > room) {
+      // Cut short, so nothing fits after it: the start of a string that would match, if any.
+      const { minLength: _, ...rest } = flat;
+      const start = fitted.find((c) => this.fits(rest, c, ctx)) ?? (fitted[fitted.length - 1] as string);
+      this.budget.write(room + 1);
+      return start;
+    }
+    return fitted.find((c) => this.fits(flat, c, ctx)) ?? (fitted[fitted.length - 1] as string);
   }
 
   private number(flat: JsonSchema, integer: boolean, ctx: Ctx): number {
