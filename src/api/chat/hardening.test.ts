@@ -128,4 +128,14 @@ describe('long prompts', () => {
     assert.ok(Math.abs(r.usage!.prompt_tokens - 100_000 / 8) < 1_000, `${r.usage!.prompt_tokens}`);
     await assertServerAnswers();
   });
+
+  test('prompts that made the offline heuristics quadratic are answered (they read a bounded excerpt)', async () => {
+    // 200,000 digits before no "=": the continuation's arithmetic expression backtracked
+    // for minutes; "say" then 200,000 spaces did the same to the echo.
+    const digits = await client.completions.create({ model: 'agent', prompt: '1'.repeat(200_000), max_tokens: 8 });
+    assert.ok(digits.usage!.prompt_tokens > 0);
+    const say = await client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: `say a${' '.repeat(200_000)}b` }], max_tokens: 8 });
+    assert.ok(say.choices[0]!.message.content);
+    await assertServerAnswers();
+  });
 });

@@ -1,6 +1,7 @@
 // Values the user's message suggests for schema properties: "weather in
 // Paris" gives a `location`/`city` "Paris", "add 3 and 5" gives numeric
 // properties 3 then 5, "unit is celsius" gives `unit` "celsius".
+import { excerpt } from './conversation.ts';
 import type { Hints } from './json-from-schema.ts';
 import type { JsonSchema } from './schema-check.ts';
 
@@ -81,14 +82,6 @@ function wordFinder(message: string): FindWord {
   };
 }
 
-/** Hints read at most this much of a message, its start and its end: they scan it once per property. */
-const HINT_TEXT_CHARS = 8_192;
-
-function readable(message: string): string {
-  if (message.length <= HINT_TEXT_CHARS) return message;
-  return message.slice(0, HINT_TEXT_CHARS / 2) + '\n' + message.slice(-HINT_TEXT_CHARS / 2);
-}
-
 /** Capitalized phrases, best first: after a preposition, then mid-sentence, then the rest. */
 export function capitalizedPhrases(message: string): string[] {
   const scored: { text: string; score: number; at: number }[] = [];
@@ -142,7 +135,7 @@ function afterMention(message: string, findWord: FindWord, word: string): string
 }
 
 export function createHints(fullMessage: string, extras: HintExtras = {}): Hints {
-  const message = readable(fullMessage);
+  const message = excerpt(fullMessage); // scanned once per property: a bounded view
   const findWord = wordFinder(message);
   const cache = new Map<string, unknown[]>();
   const nums = numbers(message);

@@ -6,7 +6,7 @@ import { countTokensAsync } from '../../../text/tokenizer.ts';
 import type { ChatRequest, CompletionRequest, ResponseFormat } from '../../types.ts';
 import { composeAnswer, verbosityFromInstructions, type Answer, type Verbosity } from './answer.ts';
 import { composeCompletion } from './completion.ts';
-import { readConversation } from './conversation.ts';
+import { excerpt, readConversation } from './conversation.ts';
 import { createHints } from './hints.ts';
 import { generateJson, MAX_OUTPUT_CHARS, MAX_WORK, type GenerationLimits } from './json-from-schema.ts';
 import { composeReasoning, type ReasoningEffort } from './reasoning.ts';
@@ -126,11 +126,12 @@ export async function planCompletion(request: CompletionRequest): Promise<Plan> 
   const verbosity: Verbosity = request.verbosity ?? 'medium';
   const format = request.responseFormat;
   const json = format !== undefined && format.type !== 'text';
-  const continuation = composeCompletion(request.prompt, verbosity, rng);
+  const prompt = excerpt(request.prompt);
+  const continuation = composeCompletion(prompt, verbosity, rng);
   const answer: Answer = { intent: 'echo', text: continuation.trim() };
-  const out = json ? formatOutput(answer, request.prompt, format, generationLimits(request.maxTokens)) : { text: continuation, complete: true };
+  const out = json ? formatOutput(answer, prompt, format, generationLimits(request.maxTokens)) : { text: continuation, complete: true };
   const reasoning = composeReasoning(
-    { message: request.prompt, answer, toolNames: [], json },
+    { message: prompt, answer, toolNames: [], json },
     effortFor(request.model, request.reasoningEffort),
   );
   return {

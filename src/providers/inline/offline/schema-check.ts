@@ -89,10 +89,14 @@ export interface CheckedPattern {
 const patternCache = new Map<string, CheckedPattern | null>();
 const PATTERN_CACHE_SIZE = 256;
 
-export function compilePattern(pattern: string): CheckedPattern | null {
+/** Work units per RE2 instruction of a compilation (a few microseconds each). */
+const COMPILE_COST = 3;
+
+export function compilePattern(pattern: string, meter?: Meter): CheckedPattern | null {
   let compiled = patternCache.get(pattern);
   if (compiled === undefined) {
     compiled = compileForRe2(pattern);
+    meter?.spend(COMPILE_COST * (compiled?.size ?? pattern.length));
     if (patternCache.size >= PATTERN_CACHE_SIZE) patternCache.delete(patternCache.keys().next().value as string);
     patternCache.set(pattern, compiled);
   }
@@ -166,7 +170,7 @@ function exhausted(meter: Meter | undefined): boolean {
 
 /** Runs a pattern on RE2, metered; an unreadable pattern or a spent budget accepts. */
 function patternAccepts(pattern: string, v: string, meter: Meter | undefined): boolean {
-  const re = compilePattern(pattern);
+  const re = compilePattern(pattern, meter);
   if (!re) return true;
   if (meter && !meter.spend(patternCost(re, v))) return true;
   return re.test(v);
@@ -238,7 +242,7 @@ function checkObject(s: JsonSchema, v: JsonSchema, sub: (c: unknown, x: unknown)
       if (!sub(props[key], v[key])) return false;
     }
     for (const [p, ps] of patterns) {
-      const re = compilePattern(p);
+      const re = compilePattern(p, meter);
       if (re && (!meter || meter.spend(patternCost(re, key))) && re.test(key)) {
         known = true;
         if (!sub(ps, v[key])) return false;

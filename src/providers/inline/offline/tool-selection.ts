@@ -42,8 +42,7 @@ function messageStems(message: string): Set<string> {
 }
 
 /** How well a tool fits a message: 2 per name word, 1 per description word. */
-export function scoreTool(tool: FunctionTool, message: string): number {
-  const said = messageStems(message);
+export function scoreTool(tool: FunctionTool, message: string, said = messageStems(message), math = findArithmetic(message) !== undefined): number {
   let score = 0;
   for (const w of new Set(splitName(tool.name).filter((w) => !GENERIC_NAME_WORDS.has(w)).map(stem))) {
     if (said.has(w)) score += 2;
@@ -52,7 +51,7 @@ export function scoreTool(tool: FunctionTool, message: string): number {
   for (const w of new Set(descWords.map((w) => w.toLowerCase()).filter((w) => w.length >= 4 && !STOPWORDS.has(w)).map(stem))) {
     if (said.has(w)) score += 1;
   }
-  if (findArithmetic(message) && (MATH_TOOL.test(tool.name) || MATH_TOOL.test(tool.description ?? ''))) score += 3;
+  if (math && (MATH_TOOL.test(tool.name) || MATH_TOOL.test(tool.description ?? ''))) score += 3;
   return score;
 }
 
@@ -77,8 +76,11 @@ export function chooseTools(input: ToolPlanInput): FunctionTool[] {
     return named ? [named] : [];
   }
   if (toolChoice === 'auto' && input.afterToolResult) return [];
+  // Read the message once, not once per tool.
+  const said = messageStems(message);
+  const math = findArithmetic(message) !== undefined;
   const ranked = tools
-    .map((tool, order) => ({ tool, order, score: scoreTool(tool, message) }))
+    .map((tool, order) => ({ tool, order, score: scoreTool(tool, message, said, math) }))
     .sort((a, b) => b.score - a.score || a.order - b.order);
   const matched = ranked.filter((r) => r.score >= AUTO_THRESHOLD);
   const picked = matched.slice(0, input.parallelToolCalls ? 2 : 1).map((r) => r.tool);
