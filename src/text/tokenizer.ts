@@ -4,9 +4,9 @@
 // run of one repeated character is one pre-token ('A' x 100,000 takes seconds). So
 // text is cut into chunks before the BPE, only where o200k's own pre-tokenizer always
 // splits (counts stay exact there), and a run without such a place is cut every
-// MAX_RUN_BYTES (there a count may differ from the uncut one by a token or so: only
-// text such as a long run of one letter or a CJK sentence of 86+ characters without
-// punctuation has such runs). Large texts are counted asynchronously, in batches.
+// MAX_RUN_BYTES (there a count may differ from the uncut one by a token or so; only
+// runs such as one letter repeated, a single word, CJK sentence or stretch of spaces
+// longer than 256 bytes are cut so). Large texts are counted asynchronously, in batches.
 import o200k from 'gpt-tokenizer/encoding/o200k_base';
 
 // User text may contain "<|endoftext|>" and the like: count it as plain text instead
@@ -131,8 +131,8 @@ export function* chunks(text: string, target = CHUNK_CHARS, maxRunBytes = MAX_RU
 // --- Synchronous: small texts -------------------------------------------------------
 
 /**
- * Up to this length the async API counts synchronously: one chunk, a few hundred
- * microseconds of prose and about 3 ms of the worst text (random CJK).
+ * Up to this length the async API counts synchronously: one chunk, some tens of
+ * microseconds of prose and under 2 ms of the worst text (random CJK).
  */
 export const SYNC_CHARS = CHUNK_CHARS;
 
