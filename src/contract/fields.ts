@@ -2,6 +2,7 @@
 // (SPEC "Conventions" and "Limits"). A range lives here once.
 import { z } from 'zod';
 import type { Permission } from '../keys/permissions.ts';
+import { jsonSchemaObject } from './json-schema-limits.ts';
 import type { AppliedField, FieldTable, LimitedField, NoEffectField, RefusedField } from './types.ts';
 
 export const applied = <S extends z.ZodType>(schema: S, note?: string): AppliedField<S> => ({
@@ -143,7 +144,7 @@ export const responseFormatSchema = z
       json_schema: z.looseObject({
         name: z.string(),
         description: z.string().optional(),
-        schema: z.record(z.string(), z.unknown()).optional(),
+        schema: jsonSchemaObject.optional(),
         strict: z.boolean().nullable().optional(),
       }),
     }),

@@ -1,13 +1,13 @@
 // A model call under the credit ledger: reserve the estimate first (429 when the
 // account cannot cover it), watch the events for usage and cost, and settle to what
 // actually ran when the call ends, however it ends (finished, client gone, error).
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatModel } from '../contract/models.ts';
 import { insufficientQuota } from '../http/errors.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { ProviderEvent, Usage } from '../providers/types.ts';
 import type { Services } from '../services.ts';
+import { countTokensAsync } from '../text/tokenizer.ts';
 import type { Reservation } from './ledger.ts';
 import { microCreditsFor, usdFor } from './pricing.ts';
 
@@ -18,21 +18,21 @@ export interface InputEstimate {
   /** An upper bound of the input tokens: what is reserved. */
   readonly bound: number;
   /** The counted input tokens, charged when a call is cut short before the provider reports usage. */
-  counted(): number;
+  counted(): Promise<number>;
 }
 
 /**
  * Estimates the input tokens of a request body's conversation. The reservation takes
  * its UTF-8 length, an upper bound (a byte-level BPE token covers at least one byte)
  * that costs nothing to compute; the output cap dominates a typical reservation anyway.
- * Tokenizing every request would cost CPU on the hot path and block the event loop
- * for long prompts (about 1 ms per 90 KB here), so the tokenizer runs only when a
- * call ends without the provider's usage.
+ * Tokenizing every request would cost CPU on the hot path, so the tokenizer runs only
+ * when a call ends without the provider's usage (asynchronously: a long prompt never
+ * holds the event loop).
  */
 export function estimateInputTokens(conversation: unknown, attachments: number): InputEstimate {
   const text = JSON.stringify(conversation) ?? '';
   const extra = attachments * ATTACHMENT_TOKENS + 16;
-  return { bound: Buffer.byteLength(text) + extra, counted: () => countTokens(text) + extra };
+  return { bound: Buffer.byteLength(text) + extra, counted: async () => (await countTokensAsync(text)) + extra };
 }
 
 export class MeteredRun {
@@ -126,7 +126,7 @@ export class MeteredRun {
   close(): Promise<{ credits: number; usage: Usage }> {
     this.closed ??= (async () => {
       const usage =
-        this.usage ?? (this.started ? { inputTokens: this.input.counted(), outputTokens: this.emitted ? countTokens(this.emitted) : 0 } : { inputTokens: 0, outputTokens: 0 });
+        this.usage ?? (this.started ? { inputTokens: await this.input.counted(), outputTokens: await countTokensAsync(this.emitted) } : { inputTokens: 0, outputTokens: 0 });
       const usd = this.providerCostUsd ?? usdFor(this.services.chat.price(this.model), usage);
       const credits = await this.services.ledger.settle(this.reservation, microCreditsFor(usd, this.services.config.creditsPerUsd));
       const now = Date.now();

@@ -3,6 +3,7 @@
 // members the reference adds later pass through.
 import { z } from 'zod';
 import { completionUsageSchema, metadataSchema, svcSchema } from '../fields.ts';
+import { jsonSchemaObject } from '../json-schema-limits.ts';
 
 // --- Request: messages ----------------------------------------------------
 
@@ -83,7 +84,7 @@ export const chatMessagesSchema = z.array(chatRequestMessageSchema).min(1, 'mess
 const functionDefinition = z.looseObject({
   name: z.string().min(1),
   description: z.string().optional(),
-  parameters: z.record(z.string(), z.unknown()).optional(),
+  parameters: jsonSchemaObject.optional(),
   strict: z.boolean().nullable().optional(),
 });
 
@@ -105,7 +106,7 @@ export const chatToolChoiceSchema = z.union([
 
 /** Legacy `functions`: up to 128 definitions. */
 export const chatFunctionsSchema = z
-  .array(z.looseObject({ name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional() }))
+  .array(z.looseObject({ name: z.string().min(1), description: z.string().optional(), parameters: jsonSchemaObject.optional() }))
   .min(1)
   .max(128);
 

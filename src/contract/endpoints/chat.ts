@@ -28,6 +28,7 @@ import {
   userSchema,
   verbositySchema,
 } from '../fields.ts';
+import { JSON_SCHEMA_BUDGET_NOTE } from '../json-schema-limits.ts';
 import { CHAT_MODELS } from '../models.ts';
 import { defineEndpoint } from '../types.ts';
 import {
@@ -57,9 +58,9 @@ export const createChatCompletion = defineEndpoint({
     fields: {
       model: modelField(CHAT_MODELS),
       messages: applied(chatMessagesSchema, 'the whole conversation: text, images (https or data URL), files (file_id), audio, tool calls and results'),
-      tools: needs('function_calling', applied(chatToolsSchema, 'function tools only')),
+      tools: needs('function_calling', applied(chatToolsSchema, `function tools only. Parameters: ${JSON_SCHEMA_BUDGET_NOTE}`)),
       tool_choice: applied(chatToolChoiceSchema, 'auto, none, required or a function'),
-      functions: needs('function_calling', applied(chatFunctionsSchema, 'legacy form of tools')),
+      functions: needs('function_calling', applied(chatFunctionsSchema, `legacy form of tools. Parameters: ${JSON_SCHEMA_BUDGET_NOTE}`)),
       function_call: applied(chatFunctionCallSchema, 'legacy form of tool_choice'),
       parallel_tool_calls: applied(z.boolean().nullable(), 'sent to the model'),
       max_tokens: applied(maxTokensSchema, "output cap, also capped by the key's max_output_tokens when it has one"),
@@ -75,7 +76,7 @@ export const createChatCompletion = defineEndpoint({
       seed: applied(seedSchema, 'best-effort determinism'),
       stop: applied(stopSchema, 'up to 4 sequences'),
       ...streamFields,
-      response_format: applied(responseFormatSchema, 'text, json_object or json_schema'),
+      response_format: applied(responseFormatSchema, `text, json_object or json_schema. json_schema.schema: ${JSON_SCHEMA_BUDGET_NOTE}`),
       reasoning_effort: applied(reasoningEffortSchema, 'none to xhigh, on models that reason'),
       reasoning: applied(effortOnlyReasoningSchema, 'takes only effort (extension)'),
       verbosity: applied(verbositySchema, 'added to the instructions as how long the answer should be'),

@@ -20,6 +20,7 @@ import {
   topPSchema,
   userSchema,
 } from '../fields.ts';
+import { JSON_SCHEMA_BUDGET_NOTE } from '../json-schema-limits.ts';
 import { CHAT_MODELS } from '../models.ts';
 import { defineEndpoint } from '../types.ts';
 
@@ -72,7 +73,7 @@ export const createCompletion = defineEndpoint({
       frequency_penalty: applied(penaltySchema, '-2 to 2'),
       logit_bias: applied(logitBiasSchema, 'token biases'),
       seed: applied(seedSchema, 'best-effort determinism'),
-      response_format: applied(responseFormatSchema, 'text, json_object or json_schema (extension)'),
+      response_format: applied(responseFormatSchema, `text, json_object or json_schema (extension). json_schema.schema: ${JSON_SCHEMA_BUDGET_NOTE}`),
       reasoning_effort: applied(reasoningEffortSchema, 'none to xhigh, on models that reason (extension)'),
       reasoning: applied(effortOnlyReasoningSchema, 'takes only effort (extension)'),
       user: applied(userSchema, 'kept in the activity log'),

@@ -2,8 +2,8 @@
 // (SPEC "Responses", "Hosted tools in /responses").
 import { z } from 'zod';
 import { attributeFilterSchema, reasoningEffortSchema, verbositySchema } from '../fields.ts';
+import { jsonSchemaObject } from '../json-schema-limits.ts';
 
-const jsonObject = z.record(z.string(), z.unknown());
 const allowedCallers = z.array(z.enum(['direct', 'programmatic'])).nullable().optional();
 
 const location = z
@@ -27,7 +27,7 @@ const functionTool = z.looseObject({
   type: z.literal('function'),
   name: z.string().min(1),
   description: z.string().nullable().optional(),
-  parameters: jsonObject.nullable().optional(),
+  parameters: jsonSchemaObject.nullable().optional(),
   strict: z.boolean().nullable().optional(),
   defer_loading: z.boolean().optional(),
   allowed_callers: allowedCallers,
@@ -210,7 +210,7 @@ export const responseTextSchema = z
         z.looseObject({
           type: z.literal('json_schema'),
           name: z.string(),
-          schema: jsonObject,
+          schema: jsonSchemaObject,
           description: z.string().optional(),
           strict: z.boolean().nullable().optional(),
         }),

@@ -20,6 +20,7 @@ import {
   topPSchema,
   userSchema,
 } from '../fields.ts';
+import { JSON_SCHEMA_BUDGET_NOTE } from '../json-schema-limits.ts';
 import { CHAT_MODELS } from '../models.ts';
 import type { FieldTable } from '../types.ts';
 import { defineEndpoint } from '../types.ts';
@@ -146,9 +147,9 @@ export const createResponse = defineEndpoint({
       top_p: applied(topPSchema, 'nucleus sampling'),
       top_logprobs: applied(topLogprobsSchema, '0 to 20, with include of message.output_text.logprobs'),
       parallel_tool_calls: applied(z.boolean().nullable(), 'sent to the model'),
-      tools: applied(responseToolsSchema, 'function, web_search (and its variants), code_interpreter, shell, file_search, image_generation, mcp, computer, computer_use_preview, apply_patch; each hosted tool needs its key switch'),
+      tools: applied(responseToolsSchema, `function, web_search (and its variants), code_interpreter, shell, file_search, image_generation, mcp, computer, computer_use_preview, apply_patch; each hosted tool needs its key switch. Function parameters: ${JSON_SCHEMA_BUDGET_NOTE}`),
       tool_choice: applied(responseToolChoiceSchema, 'auto, none, required, a function, web search, or a hosted tool (treated as auto)'),
-      text: applied(responseTextSchema, 'format text, json_object or json_schema; verbosity low, medium or high'),
+      text: applied(responseTextSchema, `format text, json_object or json_schema; verbosity low, medium or high. format.schema: ${JSON_SCHEMA_BUDGET_NOTE}`),
       ...reasoningFields,
       include: includeRule,
       service_tier: limited(['auto', 'default'], 'flex, priority, scale, fast and ultrafast are not offered'),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { composeAnswer, type Verbosity } from './answer.ts';
 import { composeCompletion } from './completion.ts';
 import type { Conversation } from './conversation.ts';
-import { readConversation } from './conversation.ts';
+import { excerpt, readConversation, READ_CHARS } from './conversation.ts';
 import { mulberry32 } from './rng.ts';
 
 function conv(text: string, extra: Partial<Conversation> = {}): Conversation {
@@ -89,4 +89,16 @@ test('completion continues a prompt', () => {
   assert.match(walk, /^ \S/);
   assert.match(walk, /\.$/);
   assert.ok(walk.split(' ').every((w) => w === '' || /^(the|cat|sat|on|mat|and|slept)\.?$/i.test(w)), walk);
+});
+
+test('the engine reads an excerpt of a long message: its start and its end', () => {
+  const long = 'Start here. ' + 'x '.repeat(500_000) + 'End there.';
+  const read = readConversation([
+    { role: 'system', content: 'y '.repeat(500_000) },
+    { role: 'user', content: long },
+  ]);
+  assert.equal(read.lastUserText, excerpt(long));
+  assert.ok(read.lastUserText.length <= READ_CHARS + 1);
+  assert.ok(read.lastUserText.startsWith('Start here.') && read.lastUserText.endsWith('End there.'));
+  assert.ok(read.instructions.length <= READ_CHARS + 1);
 });

@@ -1,6 +1,19 @@
 // What the engine reads from a chat: the last user text, the instructions,
-// attachments, and trailing tool results.
+// attachments, and trailing tool results, each at most READ_CHARS of it.
 import type { ChatMessage } from '../../types.ts';
+
+/**
+ * The engine's heuristics (answers, continuations, tool choice, hints) read at most
+ * this much of a text, its start and its end: some of their expressions take time
+ * quadratic in the text, and a prompt may be 10 MB. Tokens are still counted in full.
+ */
+export const READ_CHARS = 4_096;
+
+/** `text`, or its start and end when it is longer than `max`. */
+export function excerpt(text: string, max = READ_CHARS): string {
+  if (text.length <= max) return text;
+  return text.slice(0, max / 2) + '\n' + text.slice(-max / 2);
+}
 
 export interface ToolResult {
   /** The function name, found through the assistant's matching tool call. */
@@ -46,12 +59,12 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as ChatMessage;
     if (m.role !== 'tool') break;
-    toolResults.unshift({ name: toolNameFor(messages, i, m.tool_call_id), content: m.content });
+    toolResults.unshift({ name: toolNameFor(messages, i, m.tool_call_id), content: excerpt(m.content) });
   }
 
   return {
-    lastUserText: lastUser ? userText(lastUser.content) : '',
-    instructions: instructions.join('\n'),
+    lastUserText: lastUser ? excerpt(userText(lastUser.content)) : '',
+    instructions: excerpt(instructions.join('\n')),
     attachments,
     toolResults,
   };

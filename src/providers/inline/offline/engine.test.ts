@@ -53,7 +53,7 @@ test('streams one token per text event and reports real o200k usage', async () =
   const usage = usageOf(events);
   assert.equal(usage.outputTokens, encode(text).length);
   assert.equal(usage.inputTokens, encode('What is 12 * 7?').length + 3 + 3);
-  assert.equal(usage.inputTokens, countChatTokens(messages));
+  assert.equal(usage.inputTokens, await countChatTokens(messages));
   assert.equal(usage.reasoningTokens, 0);
 });
 
@@ -288,6 +288,53 @@ test('json_schema output validates against the schema', async () => {
   }
   const events = await chat({ messages: user('What is 12 * 7?'), responseFormat: { type: 'json_schema', name: 'answer', schema: SCHEMAS.answer! } });
   assert.equal(JSON.parse(textOf(events)).answer, 84, 'a numeric answer property gets the computed value');
+});
+
+// Hostile schemas (the contract refuses them with a 400; the engine must still hold if
+// one slips through, e.g. from another caller): output bounded by maxTokens, finish length.
+const HOSTILE: Record<string, Record<string, unknown>> = {
+  'minLength 1e9': { type: 'string', minLength: 1e9 },
+  'minItems 1e9': { type: 'array', minItems: 1e9 },
+  'pattern a{1000000} with minLength': { type: 'string', pattern: 'a{1000000}', minLength: 1e7 },
+  'ReDoS pattern with minLength': { type: 'string', pattern: '^(a+)+$', minLength: 1e6 },
+};
+
+test('hostile json_schema formats and tool parameters end at maxTokens with finish length', async () => {
+  for (const [name, schema] of Object.entries(HOSTILE)) {
+    for (const maxTokens of [16, 1e9]) {
+      const asFormat = await chat({ messages: user('hi'), responseFormat: { type: 'json_schema', name: 'x', schema }, maxTokens });
+      assert.equal(finishOf(asFormat), 'length', name);
+      assert.ok(usageOf(asFormat).outputTokens <= maxTokens, name);
+      assert.ok(textOf(asFormat).length <= 262_144, name);
+      const asTool = await chat({ messages: user('hi'), tools: [{ name: 'f', parameters: schema }], toolChoice: 'required', maxTokens });
+      assert.equal(finishOf(asTool), 'length', name);
+      assert.ok(usageOf(asTool).outputTokens <= maxTokens, name);
+    }
+  }
+});
+
+test('a generation cut at its character budget ends with finish length even below maxTokens', async () => {
+  // Runs of spaces take over 16 characters a token, so the 64 x 16 characters run out
+  // before the 64 tokens do: the output is a JSON prefix and says so.
+  const schema = { type: 'array', minItems: 1e9, items: { const: ' '.repeat(200) } };
+  const events = await chat({ messages: user('hi'), responseFormat: { type: 'json_schema', name: 'x', schema }, maxTokens: 64 });
+  assert.equal(finishOf(events), 'length');
+  assert.ok(usageOf(events).outputTokens < 64);
+  assert.ok(textOf(events).startsWith('["  '));
+});
+
+test('anyOf: [] gives null instead of failing the stream', async () => {
+  const events = await chat({ messages: user('hi'), responseFormat: { type: 'json_schema', name: 'x', schema: { anyOf: [] } } });
+  assert.equal(textOf(events), 'null');
+  assert.equal(finishOf(events), 'stop');
+  const call = await chat({ messages: user('hi'), tools: [{ name: 'f', parameters: { anyOf: [] } }], toolChoice: 'required' });
+  assert.equal(of(call, 'tool_call').map((e) => e.argumentsDelta).join(''), 'null');
+});
+
+test('a long output streams only maxTokens pieces', async () => {
+  const events = await chat({ messages: user('hi'), responseFormat: { type: 'json_schema', name: 'x', schema: { type: 'array', minItems: 1e9 } }, maxTokens: 5 });
+  assert.equal(of(events, 'text').length, 5);
+  assert.equal(usageOf(events).outputTokens, 5);
 });
 
 test('json_object output is a JSON object', async () => {

@@ -1,10 +1,11 @@
 // Streams a plan token by token: reasoning, then text or tool-call
 // fragments, then usage and finish. The token budget (maxTokens) covers all
 // of them, as OpenAI's max_completion_tokens does.
+import { encodePrefix } from '../../../text/tokenizer.ts';
 import type { ChatProvider, ChatRequest, CompletionRequest, FinishReason, ProviderEvent } from '../../types.ts';
 import { clampTop, pieceLogprobs } from './logprobs.ts';
 import { planChat, planCompletion, type Plan } from './plan.ts';
-import { countTokens, toPieces } from './tokens.ts';
+import { pieces } from './tokens.ts';
 
 /** Give I/O (a client hanging up) a turn every this many pieces; cheaper than a macrotask per token. */
 const PIECES_PER_MACROTASK = 16;
@@ -18,7 +19,7 @@ interface EmitOptions {
 
 const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-async function* emit(makePlan: () => Plan, options: EmitOptions, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+async function* emit(makePlan: () => Promise<Plan>, options: EmitOptions, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   const budget = options.maxTokens ?? Infinity;
   let used = 0;
   let reasoningTokens = 0;
@@ -42,9 +43,11 @@ async function* emit(makePlan: () => Plan, options: EmitOptions, signal: AbortSi
 
   if (signal.aborted) return;
   // Planned on the first pull, so a failure surfaces inside the stream.
-  const plan = makePlan();
+  const plan = await makePlan();
+  if (signal.aborted) return;
 
-  for (const piece of plan.reasoning ? toPieces(plan.reasoning) : []) {
+  // Texts are encoded as they stream (pieces() is lazy), so only what fits the budget is tokenized.
+  for (const piece of pieces(plan.reasoning)) {
     if (!take(piece.tokenIds.length)) {
       finish = 'length';
       break;
@@ -55,7 +58,7 @@ async function* emit(makePlan: () => Plan, options: EmitOptions, signal: AbortSi
   }
 
   if (finish === undefined && plan.output.kind === 'text') {
-    for (const piece of toPieces(plan.output.text)) {
+    for (const piece of pieces(plan.output.text)) {
       if (!take(piece.tokenIds.length)) {
         finish = 'length';
         break;
@@ -65,22 +68,28 @@ async function* emit(makePlan: () => Plan, options: EmitOptions, signal: AbortSi
         : { type: 'text', delta: piece.text, logprobs: pieceLogprobs(piece, options.topLogprobs, plan.logprobRng, options.temperature) };
       if (!(await resume())) return;
     }
+    // JSON cut short by a generation budget ends like JSON cut by max_tokens.
+    if (plan.output.truncated) finish = 'length';
   } else if (finish === undefined && plan.output.kind === 'tool_calls') {
     calls: for (const call of plan.output.calls) {
       // The function name is output the model emits, so it counts too.
-      if (!take(countTokens(call.name))) {
+      if (!take(encodePrefix(call.name, budget - used).length)) {
         finish = 'length';
         break;
       }
       yield { type: 'tool_call', index: call.index, id: call.id, name: call.name, argumentsDelta: '' };
       if (!(await resume())) return;
-      for (const piece of toPieces(call.arguments)) {
+      for (const piece of pieces(call.arguments)) {
         if (!take(piece.tokenIds.length)) {
           finish = 'length';
           break calls;
         }
         yield { type: 'tool_call', index: call.index, argumentsDelta: piece.text };
         if (!(await resume())) return;
+      }
+      if (call.truncated) {
+        finish = 'length';
+        break;
       }
     }
     finish ??= 'tool_calls';

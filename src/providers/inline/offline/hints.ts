@@ -1,6 +1,7 @@
 // Values the user's message suggests for schema properties: "weather in
 // Paris" gives a `location`/`city` "Paris", "add 3 and 5" gives numeric
 // properties 3 then 5, "unit is celsius" gives `unit` "celsius".
+import { excerpt } from './conversation.ts';
 import type { Hints } from './json-from-schema.ts';
 import type { JsonSchema } from './schema-check.ts';
 
@@ -41,8 +42,44 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function wordRegExp(phrase: string): RegExp {
-  return new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(phrase)}(?![\\p{L}\\p{N}])`, 'iu');
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** The code point ending at `end` (exclusive), as a string ('' at the start). */
+function charBefore(text: string, end: number): string {
+  if (end <= 0) return '';
+  const low = text.charCodeAt(end - 1);
+  return low >= 0xdc00 && low <= 0xdfff && end >= 2 ? text.slice(end - 2, end) : text.charAt(end - 1);
+}
+
+type FindWord = (phrase: string) => { index: number; length: number } | undefined;
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Finds a phrase in `message` as a whole word, ignoring case: what
+ * /(?<![\p{L}\p{N}])phrase(?![\p{L}\p{N}])/iu finds, without building that expression per
+ * phrase (a case-insensitive Unicode class takes about a millisecond to compile, and a
+ * schema may ask about thousands of names). ASCII phrases are looked up in the
+ * lower-cased message; others through a case-insensitive expression of the phrase alone.
+ */
+function wordFinder(message: string): FindWord {
+  const lower = message.toLowerCase();
+  const sameIndexes = lower.length === message.length; // no character changed length
+  const isWord = (start: number, end: number): boolean =>
+    !WORD_CHAR.test(charBefore(message, start)) && !WORD_CHAR.test(String.fromCodePoint(message.codePointAt(end) ?? 32));
+  return (phrase) => {
+    if (sameIndexes && ASCII.test(phrase)) {
+      const p = phrase.toLowerCase();
+      for (let i = lower.indexOf(p); i >= 0; i = lower.indexOf(p, i + 1)) if (isWord(i, i + p.length)) return { index: i, length: p.length };
+      return undefined;
+    }
+    const re = new RegExp(escapeRegExp(phrase), 'giu');
+    for (let m = re.exec(message); m; m = re.exec(message)) {
+      if (isWord(m.index, m.index + m[0].length)) return { index: m.index, length: m[0].length };
+      re.lastIndex = m.index + 1; // occurrences may overlap
+    }
+    return undefined;
+  };
 }
 
 /** Capitalized phrases, best first: after a preposition, then mid-sentence, then the rest. */
@@ -86,18 +123,20 @@ export function numbers(message: string): number[] {
 }
 
 /** The text after a mention of `word`, e.g. "set the color to blue" → "blue". */
-function afterMention(message: string, word: string): string | undefined {
-  const mention = wordRegExp(word).exec(message);
+function afterMention(message: string, findWord: FindWord, word: string): string | undefined {
+  const mention = findWord(word);
   if (!mention) return undefined;
   // Case-sensitive from here: a value may run on over Capitalized Words only.
-  const rest = message.slice(mention.index + mention[0].length);
+  const rest = message.slice(mention.index + mention.length);
   const m = /^\s*(?:(?:is|=|:|to|of|as|called|named)\s*)?(?:the\s+)?("[^"]+"|[^\s,.;!?"]+(?:\s+\p{Lu}[^\s,.;!?"]*)*)/u.exec(rest);
   const value = m?.[1]?.replace(/^"|"$/g, '');
   if (!value || NOT_NAMES.has(value.toLowerCase())) return undefined;
   return value;
 }
 
-export function createHints(message: string, extras: HintExtras = {}): Hints {
+export function createHints(fullMessage: string, extras: HintExtras = {}): Hints {
+  const message = excerpt(fullMessage); // scanned once per property: a bounded view
+  const findWord = wordFinder(message);
   const cache = new Map<string, unknown[]>();
   const nums = numbers(message);
   let numberCursor = 0; // numeric properties take the message's numbers in order
@@ -116,7 +155,7 @@ export function createHints(message: string, extras: HintExtras = {}): Hints {
     }
     if (type === 'boolean') {
       const significant = words.filter((w) => !GENERIC.has(w));
-      out.push(significant.length > 0 && significant.some((w) => wordRegExp(w).test(message)));
+      out.push(significant.length > 0 && significant.some((w) => findWord(w) !== undefined));
       return out;
     }
     if (type === 'number' || type === 'integer') {
@@ -125,7 +164,7 @@ export function createHints(message: string, extras: HintExtras = {}): Hints {
     }
     // Strings (and untyped values).
     for (const phrase of [name, words.join(' ')]) {
-      const explicit = afterMention(message, phrase);
+      const explicit = afterMention(message, findWord, phrase);
       if (explicit !== undefined && (words.length > 1 || phrase === name)) out.push(explicit);
     }
     if (has(URL_WORDS)) out.push(...urls(message));
@@ -146,6 +185,6 @@ export function createHints(message: string, extras: HintExtras = {}): Hints {
       }
       return hit;
     },
-    mentions: (text) => text.length > 0 && wordRegExp(text).test(message),
+    mentions: (text) => text.length > 0 && findWord(text) !== undefined,
   };
 }

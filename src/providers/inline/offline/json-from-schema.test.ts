@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Ajv as Ajv07 } from 'ajv';
 import ajvFormats from 'ajv-formats';
-import { generateFromSchema, fitNumber } from './json-from-schema.ts';
+import { generateFromSchema, generateJson, fitNumber, jsonPrefix, MAX_WORK, type GenerationLimits } from './json-from-schema.ts';
 import { createHints } from './hints.ts';
-import { matches } from './schema-check.ts';
+import { compilePattern, matches } from './schema-check.ts';
 import { stringFromPattern } from './string-from-pattern.ts';
 
 // ajv is the referee: a generated value must pass a real validator. Strict
@@ -246,4 +246,91 @@ test('recursive schemas stop at the first recursion instead of nesting deep', ()
   assert.deepEqual(generateFromSchema(tree), { value: 'example', children: [] });
   const list = SCHEMAS_2020['recursive linked list with anyOf null']!;
   assert.deepEqual(generateFromSchema(list), { value: 1, next: null });
+});
+
+// --- Budgets: hostile schemas end in bounded output, never a crash or a hang -----
+
+const SMALL: GenerationLimits = { maxChars: 200, maxWork: MAX_WORK };
+
+test('legitimate schemas generate complete JSON, as JSON.stringify writes it', () => {
+  for (const [name, schema] of Object.entries(SCHEMAS_2020)) {
+    const out = generateJson(schema);
+    assert.ok(out.complete, name);
+    assert.equal(out.text, JSON.stringify(generateFromSchema(schema)), name);
+  }
+});
+
+test('minLength 1e9 is never built: the text stops at the character budget', () => {
+  const out = generateJson({ type: 'string', minLength: 1e9 }, undefined, SMALL);
+  assert.equal(out.complete, false);
+  assert.ok(out.text.length <= SMALL.maxChars && out.text.startsWith('"example'));
+});
+
+test('minItems 1e9 (also with uniqueItems) stops at a budget', () => {
+  for (const schema of [
+    { type: 'array', minItems: 1e9 },
+    { type: 'array', minItems: 1e9, uniqueItems: true, items: { type: 'string', maxLength: 1 } },
+    { type: 'object', minProperties: 1e9, additionalProperties: { type: 'array', minItems: 1e9 } },
+  ]) {
+    const out = generateJson(schema, undefined, SMALL);
+    assert.equal(out.complete, false, JSON.stringify(schema));
+    assert.ok(out.text.length <= SMALL.maxChars);
+  }
+  // Without a character limit, the work budget ends it (items of one character repeat).
+  const unique = generateJson({ type: 'array', minItems: 1e9, uniqueItems: true, items: { type: 'string', maxLength: 1 } });
+  assert.equal(unique.complete, false);
+});
+
+test('a pattern is never expanded past the room: a{1000000} gives no candidate', () => {
+  assert.equal(stringFromPattern('a{1000000}', 0, 100), undefined);
+  assert.equal(stringFromPattern('(a{1000}){1000}', 0, 4096), undefined);
+  assert.equal(stringFromPattern('^a{3}$', 0, 100), 'aaa');
+  const out = generateJson({ type: 'string', pattern: 'a{1000000}' }, undefined, SMALL);
+  assert.ok(out.text.length <= SMALL.maxChars);
+});
+
+test('anyOf: [] (unsatisfiable) gives null, never undefined', () => {
+  assert.deepEqual(generateJson({ anyOf: [] }), { text: 'null', complete: true });
+  assert.equal(generateJson({ type: 'object', properties: { a: { oneOf: [] } }, required: ['a'] }).text, '{"a":null}');
+});
+
+test('user patterns run on RE2: a ReDoS pattern is checked in linear time', () => {
+  const schema = { type: 'string', pattern: '^(a+)+$', minLength: 5000 };
+  const out = generateJson(schema);
+  assert.ok(out.complete);
+  assert.ok(/^"a{5000}"$/.test(out.text));
+  // The checker agrees that a long near-match fails, without backtracking.
+  assert.equal(matches(schema, 'a'.repeat(5000) + 'b'), false);
+  assert.equal(matches({ pattern: '\\u0041\\d' }, 'xA1'), true, 'ECMAScript escapes are translated');
+  assert.equal(matches({ pattern: '^[\\u{1F600}]$' }, '😀'), true);
+});
+
+test('patterns RE2 cannot read are not checked, and never run on V8', () => {
+  for (const p of ['(?=a)b', '(a)\\1', '(?<n>a)\\k<n>', '(?<!x)y']) {
+    assert.equal(compilePattern(p), null, p);
+    assert.equal(matches({ pattern: p }, 'zzz'), true, p);
+  }
+});
+
+test('an exhausted meter stops checking (accepts) instead of walking on', () => {
+  let left = 3;
+  const meter = { spend: (n: number) => (left -= n) >= 0 };
+  const schema = { type: 'array', items: { type: 'integer' } };
+  const value = [...Array.from({ length: 999 }, () => 1), 'not an integer'];
+  assert.equal(matches(schema, value), false);
+  assert.equal(matches(schema, value, schema, 0, meter), true, 'the budget ran out before the last item');
+  assert.ok(left < 0 && left > -10, 'stopped right after the budget');
+});
+
+test('a work budget ends a generation whose output would fit', () => {
+  const props = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`p${i}`, { anyOf: [{ type: 'string', pattern: '^[a-z]{900}$' }, { type: 'null' }] }]));
+  const out = generateJson({ type: 'object', properties: props, required: Object.keys(props) }, undefined, { maxChars: 1e9, maxWork: 20_000 });
+  assert.equal(out.complete, false);
+  assert.ok(out.text.startsWith('{"p0":'));
+});
+
+test('jsonPrefix writes what JSON.stringify does, up to a length', () => {
+  const value = { a: [1, 'two', null, true, { b: -0 }], 'c"d': 'é\n', e: undefined };
+  assert.deepEqual(jsonPrefix(value, 1000), { text: JSON.stringify(value), complete: true });
+  assert.deepEqual(jsonPrefix(value, 10), { text: JSON.stringify(value).slice(0, 10), complete: false });
 });

@@ -2,7 +2,13 @@
 // arguments and `json_schema` response formats. For each node it lists
 // candidates (hints from the conversation first, then safe defaults) and
 // keeps the first one the checker accepts.
-import { deepEqual, isSchemaObject, jsonType, matches, resolveRef, type JsonSchema } from './schema-check.ts';
+//
+// Schemas come from callers, so a generation is bounded: by the characters the
+// request's output cap can show (`minLength: 1e9` or `minItems: 1e9` never get
+// built) and by a fixed work budget (values built, schema nodes checked, pattern
+// steps, hint look-ups). When either runs out, generation stops and the JSON text
+// ends where it stopped, as a model's output cut by max_tokens does.
+import { deepEqual, isSchemaObject, jsonType, matches, resolveRef, type JsonSchema, type Meter } from './schema-check.ts';
 import { stringFromPattern } from './string-from-pattern.ts';
 
 /** What the conversation suggests for a property; see hints.ts. */
@@ -15,8 +21,62 @@ export interface Hints {
 
 const NO_HINTS: Hints = { forProperty: () => [], mentions: () => false };
 
-export function generateFromSchema(schema: unknown, hints: Hints = NO_HINTS): unknown {
-  return new SchemaValueGenerator(schema, hints).value(schema, { depth: 0, refs: [], variant: 0, name: undefined });
+/** What one generation may take. */
+export interface GenerationLimits {
+  /** Characters of JSON text: what the request's output cap can show. */
+  maxChars: number;
+  /** Work units (roughly microseconds): values built, schema nodes checked, pattern steps, hint look-ups. */
+  maxWork: number;
+}
+
+/** At most this much JSON text whatever the output cap (64 K tokens of 4 characters). */
+export const MAX_OUTPUT_CHARS = 262_144;
+/** Common schemas need a few hundred units; hostile ones stop here, after some tens of milliseconds. */
+export const MAX_WORK = 200_000;
+export const DEFAULT_LIMITS: GenerationLimits = { maxChars: MAX_OUTPUT_CHARS, maxWork: MAX_WORK };
+
+/** Work units of one hint look-up (a scan of the message, which createHints caps). */
+const HINT_COST = 16;
+
+/** Stands for every value once a budget is spent: the JSON text ends there. */
+const CUT: unique symbol = Symbol('cut');
+
+/** JSON text of a value for the schema; `complete` is false when a budget cut it short. */
+export function generateJson(schema: unknown, hints: Hints = NO_HINTS, limits: GenerationLimits = DEFAULT_LIMITS): { text: string; complete: boolean } {
+  const generator = new SchemaValueGenerator(schema, hints, new Budget(limits));
+  const value = generator.value(schema, { depth: 0, refs: [], variant: 0, name: undefined });
+  const out = jsonPrefix(value, limits.maxChars);
+  return { text: out.text, complete: out.complete && !generator.budget.spent };
+}
+
+/** The value itself (for tests and callers that want an object); a budget's cut becomes null. */
+export function generateFromSchema(schema: unknown, hints: Hints = NO_HINTS, limits: GenerationLimits = DEFAULT_LIMITS): unknown {
+  const value = new SchemaValueGenerator(schema, hints, new Budget(limits)).value(schema, { depth: 0, refs: [], variant: 0, name: undefined });
+  return withoutCuts(value);
+}
+
+/** Counts work and output characters; `spent` once either runs out. */
+class Budget implements Meter {
+  private work: number;
+  private chars: number;
+  constructor(limits: GenerationLimits) {
+    this.work = limits.maxWork;
+    this.chars = limits.maxChars;
+  }
+  get spent(): boolean {
+    return this.work < 0 || this.chars < 0;
+  }
+  /** Characters left for output. */
+  get room(): number {
+    return Math.max(0, this.chars);
+  }
+  spend(units: number): boolean {
+    this.work -= units;
+    return !this.spent;
+  }
+  write(chars: number): void {
+    this.chars -= chars;
+  }
 }
 
 interface Ctx {
@@ -44,16 +104,25 @@ class SchemaValueGenerator {
   constructor(
     private readonly root: unknown,
     private readonly hints: Hints,
+    readonly budget: Budget,
   ) {}
 
   value(schema: unknown, ctx: Ctx): unknown {
+    if (!this.budget.spend(1)) return CUT;
+    const v = this.build(schema, ctx);
+    // Objects and arrays count their own characters as they are built.
+    if (v !== CUT && (typeof v !== 'object' || v === null)) this.budget.write(scalarLength(v));
+    return v;
+  }
+
+  private build(schema: unknown, ctx: Ctx): unknown {
     if (ctx.depth > HARD_DEPTH) return null;
     const { flat, refs } = this.flatten(schema, ctx.refs);
     if (flat === false) return null;
     if (flat === true) return this.anyValue(ctx);
     const c: Ctx = { ...ctx, refs };
-    if ('const' in flat) return flat.const;
-    if (Array.isArray(flat.enum) && flat.enum.length > 0) return this.fromEnum(flat, flat.enum, c);
+    if ('const' in flat) return this.literal(flat.const);
+    if (Array.isArray(flat.enum) && flat.enum.length > 0) return this.literal(this.fromEnum(flat, flat.enum, c));
     if (Array.isArray(flat.anyOf) || Array.isArray(flat.oneOf)) return this.fromBranches(flat, c);
     switch (this.chooseType(flat, c)) {
       case 'object':
@@ -75,12 +144,28 @@ class SchemaValueGenerator {
     }
   }
 
+  /** A value taken whole from the schema (const, enum): an object or array counts its JSON size here. */
+  private literal(v: unknown): unknown {
+    if (typeof v === 'object' && v !== null) this.budget.write(JSON.stringify(v).length);
+    return v ?? null;
+  }
+
+  /** Hints for a property, metered (each is a scan of the message). */
+  private hinted(name: string | undefined, schema: JsonSchema): unknown[] {
+    if (name === undefined || !this.budget.spend(HINT_COST)) return [];
+    return this.hints.forProperty(name, schema);
+  }
+
+  private mentioned(text: string): boolean {
+    return this.budget.spend(HINT_COST) && this.hints.mentions(text);
+  }
+
   // --- $ref and allOf become one plain schema --------------------------------
 
   private flatten(schema: unknown, refs: readonly string[]): { flat: JsonSchema | boolean; refs: readonly string[] } {
     let cur: unknown = schema;
     let stack = refs;
-    for (let guard = 0; guard < 32 && isSchemaObject(cur); guard++) {
+    for (let guard = 0; guard < 32 && isSchemaObject(cur) && this.budget.spend(1); guard++) {
       if (typeof cur.$ref === 'string') {
         const { $ref, ...rest } = cur;
         stack = [...stack, $ref];
@@ -104,6 +189,7 @@ class SchemaValueGenerator {
     if (fa === false || fb === false) return false;
     if (fa === true) return fb;
     if (fb === true) return fa;
+    this.budget.spend(Object.keys(fa).length + Object.keys(fb).length);
     const out: JsonSchema = { ...fa };
     for (const [key, bv] of Object.entries(fb)) {
       const av = out[key];
@@ -141,10 +227,11 @@ class SchemaValueGenerator {
   // --- Choices ---------------------------------------------------------------
 
   private fromEnum(flat: JsonSchema, options: unknown[], ctx: Ctx): unknown {
-    const hinted = ctx.name ? this.hints.forProperty(ctx.name, flat) : [];
+    const hinted = this.hinted(ctx.name, flat);
+    this.budget.spend(options.length * (1 + hinted.length));
     const candidates = [
       ...options.filter((o) => hinted.some((h) => deepEqual(h, o) || (typeof h === 'string' && typeof o === 'string' && h.toLowerCase() === o.toLowerCase()))),
-      ...options.filter((o) => typeof o === 'string' && this.hints.mentions(o)),
+      ...options.filter((o) => typeof o === 'string' && this.mentioned(o)),
       options[ctx.variant % options.length],
       ...options,
     ];
@@ -159,14 +246,18 @@ class SchemaValueGenerator {
     // deep down, the simplest branch goes first.
     const rank = (b: unknown): number => (refersTo(b, ctx.refs) ? 10 : 0) + (ctx.depth >= MAX_DEPTH ? simplicity(b) : 0);
     const order = [...branches].sort((a, b) => rank(a) - rank(b));
-    const accept = (v: unknown): boolean => matches(flat, v, this.root) && (ctx.accept?.(v) ?? true);
-    let fallback: unknown;
+    const accept = (v: unknown): boolean => this.check(flat, v) && (ctx.accept?.(v) ?? true);
+    // `anyOf: []` matches nothing: null stands for the value that cannot exist.
+    let fallback: unknown = null;
     let first = true;
     for (const branch of order) {
-      const v = this.value(this.merge(rest, branch, ctx.refs), { ...ctx, accept });
+      // A discarded branch's characters are not output: only the chosen one's count.
+      const room = this.budget.room;
+      const v = this.build(this.merge(rest, branch, ctx.refs), { ...ctx, accept });
       if (first) fallback = v;
       first = false;
-      if (matches(flat, v, this.root)) return v;
+      if (v === CUT || this.check(flat, v)) return v;
+      this.budget.write(this.budget.room - room);
     }
     return fallback;
   }
@@ -181,7 +272,7 @@ class SchemaValueGenerator {
     else return undefined;
     if (types.length <= 1) return types[0] as string | undefined;
     if (ctx.depth >= MAX_DEPTH && types.includes('null')) return 'null';
-    const hinted = ctx.name ? this.hints.forProperty(ctx.name, flat) : [];
+    const hinted = this.hinted(ctx.name, flat);
     for (const h of hinted) {
       const t = jsonType(h);
       if (types.includes(t)) return t;
@@ -191,7 +282,7 @@ class SchemaValueGenerator {
   }
 
   private anyValue(ctx: Ctx): unknown {
-    const hinted = ctx.name ? this.hints.forProperty(ctx.name, {}) : [];
+    const hinted = this.hinted(ctx.name, {});
     return hinted[0] ?? (ctx.variant > 0 ? `example ${ctx.variant + 1}` : 'example');
   }
 
@@ -202,19 +293,28 @@ class SchemaValueGenerator {
     const required = new Set(Array.isArray(flat.required) ? flat.required.filter((k): k is string => typeof k === 'string') : []);
     const out: Record<string, unknown> = {};
     const child = (name: string): Ctx => ({ depth: ctx.depth + 1, refs: ctx.refs, variant: ctx.variant, name });
+    let count = 0;
+    /** Adds a member; false once the budget is spent (the member is then CUT, where the text ends). */
+    const add = (key: string, schema: unknown): boolean => {
+      this.budget.write(key.length + (count++ > 0 ? 4 : 3)); // "key": and a comma
+      const v = this.value(schema, child(key));
+      setOwn(out, key, v);
+      return v !== CUT;
+    };
+    this.budget.write(2);
     for (const [key, propSchema] of Object.entries(props)) {
       const include =
         required.has(key) ||
         (ctx.depth < OPTIONAL_DEPTH && !refersTo(propSchema, ctx.refs)) ||
-        (isSchemaObject(propSchema) && this.hints.forProperty(key, propSchema).length > 0);
-      if (include) setOwn(out, key, this.value(propSchema, child(key)));
+        (isSchemaObject(propSchema) && this.hinted(key, propSchema).length > 0);
+      if (include && !add(key, propSchema)) return out;
     }
     const extra = flat.additionalProperties === undefined ? true : flat.additionalProperties;
-    for (const key of required) if (!Object.hasOwn(out, key)) setOwn(out, key, this.value(extra, child(key)));
+    for (const key of required) if (!Object.hasOwn(out, key) && !add(key, extra)) return out;
     if (typeof flat.minProperties === 'number' && extra !== false) {
-      for (let i = 1; Object.keys(out).length < flat.minProperties && i < 1000; i++) {
+      for (let i = 1; count < flat.minProperties && i < 1000; i++) {
         const key = `property_${i}`;
-        if (!Object.hasOwn(out, key)) setOwn(out, key, this.value(extra, child(key)));
+        if (!Object.hasOwn(out, key) && !add(key, extra)) return out;
       }
     }
     return out;
@@ -230,16 +330,22 @@ class SchemaValueGenerator {
     const wanted = ctx.depth >= MAX_DEPTH || refersTo(flat, ctx.refs) ? 0 : Math.max(tuple.length, 1);
     const count = Math.min(Math.max(wanted, min), max);
     const items: unknown[] = [];
+    this.budget.write(2);
+    // `count` may be 1e9: the budgets end the loop long before.
     for (let i = 0; i < count; i++) {
       const itemSchema = i < tuple.length ? tuple[i] : rest ?? true;
+      if (i > 0) this.budget.write(1);
       let item: unknown;
       for (let attempt = 0; attempt < 12; attempt++) {
+        const room = this.budget.room;
         item = this.value(itemSchema, { depth: ctx.depth + 1, refs: ctx.refs, variant: ctx.variant + i + attempt * Math.max(count, 1), name: undefined });
-        if (flat.uniqueItems !== true || !items.some((x) => deepEqual(x, item))) break;
+        if (item === CUT || flat.uniqueItems !== true || !this.budget.spend(items.length) || !items.some((x) => deepEqual(x, item))) break;
+        this.budget.write(this.budget.room - room); // a duplicate is dropped, its characters too
       }
       items.push(item);
+      if (item === CUT) return items;
     }
-    if (flat.contains !== undefined && !items.some((x) => matches(flat.contains, x, this.root))) {
+    if (flat.contains !== undefined && !items.some((x) => this.check(flat.contains, x))) {
       const needed = this.value(flat.contains, { depth: ctx.depth + 1, refs: ctx.refs, variant: ctx.variant, name: undefined });
       if (items.length < max) items.push(needed);
       else if (items.length > 0) items[items.length - 1] = needed;
@@ -249,32 +355,40 @@ class SchemaValueGenerator {
 
   private string(flat: JsonSchema, ctx: Ctx): string {
     const v = ctx.variant;
+    // A string longer than the room left is never built; one that needs more (minLength)
+    // is cut to the room, and spends the budget.
+    const room = Math.max(0, this.budget.room - 2);
     const candidates: string[] = [];
-    if (ctx.name) {
-      for (const h of this.hints.forProperty(ctx.name, flat)) {
-        if (typeof h === 'string') candidates.push(h);
-        else if (typeof h === 'number') candidates.push(String(h));
-      }
+    for (const h of this.hinted(ctx.name, flat)) {
+      if (typeof h === 'string') candidates.push(h);
+      else if (typeof h === 'number') candidates.push(String(h));
     }
     if (typeof flat.format === 'string') {
       const f = formatExample(flat.format, v);
       if (f !== undefined) candidates.push(f);
     }
     if (typeof flat.pattern === 'string') {
-      const p = stringFromPattern(flat.pattern, v);
+      const p = stringFromPattern(flat.pattern, v, room);
       if (p !== undefined) candidates.push(p);
     }
     candidates.push(v > 0 ? `example ${v + 1}` : 'example');
-    const ok = candidates.find((c) => this.fits(flat, c, ctx));
+    const ok = candidates.find((c) => c.length <= room && this.fits(flat, c, ctx));
     if (ok !== undefined) return ok;
-    const fitted = candidates.map((c) => fitLength(c, flat, v));
+    const fitted = candidates.map((c) => fitLength(c, flat, v, room));
+    if (typeof flat.minLength === 'number' && flat.minLength > room) {
+      // Cut short, so nothing fits after it: the start of a string that would match, if any.
+      const { minLength: _, ...rest } = flat;
+      const start = fitted.find((c) => this.fits(rest, c, ctx)) ?? (fitted[fitted.length - 1] as string);
+      this.budget.write(room + 1);
+      return start;
+    }
     return fitted.find((c) => this.fits(flat, c, ctx)) ?? (fitted[fitted.length - 1] as string);
   }
 
   private number(flat: JsonSchema, integer: boolean, ctx: Ctx): number {
     const candidates: number[] = [];
-    if (ctx.name) {
-      for (const h of this.hints.forProperty(ctx.name, flat)) {
+    {
+      for (const h of this.hinted(ctx.name, flat)) {
         const n = typeof h === 'number' ? h : typeof h === 'string' && h.trim() !== '' ? Number(h) : NaN;
         if (Number.isFinite(n)) candidates.push(n);
       }
@@ -291,17 +405,88 @@ class SchemaValueGenerator {
   }
 
   private boolean(flat: JsonSchema, ctx: Ctx): boolean {
-    const hinted = ctx.name ? this.hints.forProperty(ctx.name, flat).find((h) => typeof h === 'boolean') : undefined;
+    const hinted = this.hinted(ctx.name, flat).find((h) => typeof h === 'boolean');
     const preferred = typeof hinted === 'boolean' ? hinted : ctx.variant % 2 === 1;
     return this.fits(flat, preferred, ctx) ? preferred : !preferred;
   }
 
   private fits(flat: JsonSchema, value: unknown, ctx: Ctx): boolean {
-    return matches(flat, value, this.root) && (ctx.accept?.(value) ?? true);
+    return this.check(flat, value) && (ctx.accept?.(value) ?? true);
+  }
+
+  /** The checker, metered by this generation's budget. */
+  private check(schema: unknown, value: unknown): boolean {
+    return matches(schema, value, this.root, 0, this.budget);
   }
 }
 
 // --- Helpers ---------------------------------------------------------------
+
+/** About the JSON length of a scalar (escapes aside). */
+function scalarLength(v: unknown): number {
+  if (typeof v === 'string') return v.length + 2;
+  if (typeof v === 'number') return String(v).length;
+  if (typeof v === 'boolean') return v ? 4 : 5;
+  return 4; // null
+}
+
+/**
+ * JSON text of a generated value, as JSON.stringify writes it, ending at the first
+ * CUT or at `maxChars`. Keys come from the schema, values from generation; depths are
+ * bounded by the generator and the request's schema budget.
+ */
+export function jsonPrefix(value: unknown, maxChars: number): { text: string; complete: boolean } {
+  const parts: string[] = [];
+  let length = 0;
+  let complete = true;
+  const put = (s: string): boolean => {
+    if (length + s.length > maxChars) {
+      parts.push(s.slice(0, maxChars - length));
+      length = maxChars;
+      complete = false;
+      return false;
+    }
+    parts.push(s);
+    length += s.length;
+    return true;
+  };
+  const write = (v: unknown): boolean => {
+    if (v === CUT) {
+      complete = false;
+      return false;
+    }
+    if (Array.isArray(v)) {
+      if (!put('[')) return false;
+      for (let i = 0; i < v.length; i++) if ((i > 0 && !put(',')) || !write(v[i])) return false;
+      return put(']');
+    }
+    if (typeof v === 'object' && v !== null) {
+      if (!put('{')) return false;
+      let first = true;
+      for (const [k, x] of Object.entries(v)) {
+        if (x === undefined) continue;
+        if (x === CUT) return write(x);
+        if (!put((first ? '' : ',') + JSON.stringify(k) + ':') || !write(x)) return false;
+        first = false;
+      }
+      return put('}');
+    }
+    return put(JSON.stringify(v) ?? 'null');
+  };
+  write(value);
+  return { text: parts.join(''), complete };
+}
+
+function withoutCuts(v: unknown): unknown {
+  if (v === CUT || v === undefined) return null;
+  if (Array.isArray(v)) return v.map(withoutCuts);
+  if (typeof v === 'object' && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) setOwn(out, k, withoutCuts(x));
+    return out;
+  }
+  return v;
+}
 
 /** Sets a key even if it is "__proto__", without touching the prototype. */
 function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
@@ -370,14 +555,17 @@ export function formatExample(format: string, v: number): string | undefined {
   }
 }
 
-function fitLength(s: string, flat: JsonSchema, variant: number): string {
-  let chars = [...s];
-  const min = typeof flat.minLength === 'number' ? flat.minLength : 0;
-  const max = typeof flat.maxLength === 'number' ? flat.maxLength : Infinity;
+/** `s` cut or padded to the length bounds (in code points), never past `room` characters. */
+function fitLength(s: string, flat: JsonSchema, variant: number, room: number): string {
+  const min = Math.min(typeof flat.minLength === 'number' ? flat.minLength : 0, room);
+  const max = Math.min(typeof flat.maxLength === 'number' ? flat.maxLength : Infinity, room);
+  // No more than `max` code points are needed, and they lie within 2 * max code units.
+  let chars = [...(s.length > 2 * max ? s.slice(0, 2 * max) : s)];
   if (chars.length > max) chars = chars.slice(0, max);
+  let out = chars.join('');
+  if (out.length > room) out = out.slice(0, room); // astral characters: keep to the room in code units too
   const filler = String.fromCharCode(97 + (variant % 26));
-  while (chars.length < min) chars.push(filler);
-  return chars.join('');
+  return chars.length < min ? out + filler.repeat(Math.min(min - chars.length, room - out.length)) : out;
 }
 
 interface Bound {

@@ -1,22 +1,28 @@
-// Decides everything a request will produce, synchronously and without
-// streaming: reasoning text, then either text or tool calls. engine.ts only
-// walks the plan token by token.
+// Decides everything a request will produce before streaming: reasoning text,
+// then either text or tool calls. engine.ts only walks the plan token by token.
+// Planning is asynchronous only to count input tokens without holding the event
+// loop; JSON output is generated within the request's output cap.
+import { countTokensAsync } from '../../../text/tokenizer.ts';
 import type { ChatRequest, CompletionRequest, ResponseFormat } from '../../types.ts';
 import { composeAnswer, verbosityFromInstructions, type Answer, type Verbosity } from './answer.ts';
 import { composeCompletion } from './completion.ts';
-import { readConversation } from './conversation.ts';
+import { excerpt, readConversation } from './conversation.ts';
 import { createHints } from './hints.ts';
-import { generateFromSchema } from './json-from-schema.ts';
+import { generateJson, MAX_OUTPUT_CHARS, MAX_WORK, type GenerationLimits } from './json-from-schema.ts';
 import { composeReasoning, type ReasoningEffort } from './reasoning.ts';
 import { hashString, mulberry32, requestRng, type Rng } from './rng.ts';
-import { countChatTokens, countTokens } from './tokens.ts';
+import { countChatTokens } from './tokens.ts';
 import { planToolCalls, type PlannedCall } from './tool-selection.ts';
 
 export interface Plan {
   inputTokens: number;
   /** "" when the model does not reason. */
   reasoning: string;
-  output: { kind: 'text'; text: string } | { kind: 'tool_calls'; calls: PlannedCall[] };
+  /**
+   * `truncated`: generation stopped at a budget (the text is a JSON prefix), so the
+   * stream ends with finish_reason "length" even when all of it fits max_tokens.
+   */
+  output: { kind: 'text'; text: string; truncated?: boolean } | { kind: 'tool_calls'; calls: PlannedCall[] };
   /** Separate stream of randomness for logprobs, so asking for them changes no wording. */
   logprobRng: Rng;
 }
@@ -38,8 +44,19 @@ export function cutAtStop(text: string, stop: readonly string[] | undefined): st
   return text.slice(0, end);
 }
 
-function formatOutput(answer: Answer, message: string, format: ResponseFormat | undefined): string {
-  if (format?.type === 'json_object') return JSON.stringify({ answer: answer.text });
+/**
+ * Characters a tool call or JSON answer may take: enough to fill the output cap (o200k
+ * averages about 4 characters a token, a run of one letter 8), within a fixed maximum.
+ */
+const CHARS_PER_TOKEN = 16;
+
+export function generationLimits(maxTokens: number | undefined): GenerationLimits {
+  const chars = maxTokens === undefined ? MAX_OUTPUT_CHARS : Math.min(MAX_OUTPUT_CHARS, maxTokens * CHARS_PER_TOKEN);
+  return { maxChars: chars, maxWork: MAX_WORK };
+}
+
+function formatOutput(answer: Answer, message: string, format: ResponseFormat | undefined, limits: GenerationLimits): { text: string; complete: boolean } {
+  if (format?.type === 'json_object') return { text: JSON.stringify({ answer: answer.text }), complete: true };
   if (format?.type === 'json_schema') {
     const value = answer.arithmetic?.value;
     const hints = createHints(message, {
@@ -47,22 +64,29 @@ function formatOutput(answer: Answer, message: string, format: ResponseFormat | 
       ...(typeof value === 'number' ? { numericAnswer: value } : {}),
       ...(answer.arithmetic ? { expression: answer.arithmetic.expression } : {}),
     });
-    return JSON.stringify(generateFromSchema(format.schema, hints));
+    return generateJson(format.schema, hints, limits);
   }
-  return answer.text;
+  return { text: answer.text, complete: true };
 }
 
-function schemaTokens(format: ResponseFormat | undefined): number {
-  return format?.type === 'json_schema' ? countTokens(JSON.stringify(format.schema)) : 0;
+/** The text output, cut at a stop sequence; one cut there ended normally, not at a budget. */
+function textOutput(out: { text: string; complete: boolean }, stop: readonly string[] | undefined): Plan['output'] {
+  const text = cutAtStop(out.text, stop);
+  return text.length < out.text.length || out.complete ? { kind: 'text', text } : { kind: 'text', text, truncated: true };
 }
 
-export function planChat(request: ChatRequest): Plan {
+async function schemaTokens(format: ResponseFormat | undefined): Promise<number> {
+  return format?.type === 'json_schema' ? countTokensAsync(JSON.stringify(format.schema)) : 0;
+}
+
+export async function planChat(request: ChatRequest): Promise<Plan> {
   const conv = readConversation(request.messages);
   const fingerprint = request.model + '\u0000' + JSON.stringify(request.messages) + '\u0000' + (request.tools ?? []).map((t) => t.name).join(',');
   const rng = requestRng(fingerprint, request.seed, request.temperature);
   const verbosity: Verbosity = request.verbosity ?? verbosityFromInstructions(conv.instructions) ?? 'medium';
   const json = request.responseFormat !== undefined && request.responseFormat.type !== 'text';
 
+  const limits = generationLimits(request.maxTokens);
   const calls = planToolCalls(
     {
       tools: request.tools ?? [],
@@ -72,6 +96,7 @@ export function planChat(request: ChatRequest): Plan {
       afterToolResult: conv.toolResults.length > 0,
     },
     rng,
+    limits,
   );
 
   let output: Plan['output'];
@@ -80,7 +105,7 @@ export function planChat(request: ChatRequest): Plan {
     output = { kind: 'tool_calls', calls };
   } else {
     answer = composeAnswer(conv, verbosity, rng);
-    output = { kind: 'text', text: cutAtStop(formatOutput(answer, conv.lastUserText, request.responseFormat), request.stop) };
+    output = textOutput(formatOutput(answer, conv.lastUserText, request.responseFormat, limits), request.stop);
   }
 
   const reasoning = composeReasoning(
@@ -89,29 +114,30 @@ export function planChat(request: ChatRequest): Plan {
   );
 
   return {
-    inputTokens: countChatTokens(request.messages, request.tools) + schemaTokens(request.responseFormat),
+    inputTokens: (await countChatTokens(request.messages, request.tools)) + (await schemaTokens(request.responseFormat)),
     reasoning,
     output,
     logprobRng: mulberry32(hashString('logprobs', rng.int(2 ** 32))),
   };
 }
 
-export function planCompletion(request: CompletionRequest): Plan {
+export async function planCompletion(request: CompletionRequest): Promise<Plan> {
   const rng = requestRng(request.model + '\u0000' + request.prompt, request.seed, request.temperature);
   const verbosity: Verbosity = request.verbosity ?? 'medium';
   const format = request.responseFormat;
   const json = format !== undefined && format.type !== 'text';
-  const continuation = composeCompletion(request.prompt, verbosity, rng);
+  const prompt = excerpt(request.prompt);
+  const continuation = composeCompletion(prompt, verbosity, rng);
   const answer: Answer = { intent: 'echo', text: continuation.trim() };
-  const text = json ? formatOutput(answer, request.prompt, format) : continuation;
+  const out = json ? formatOutput(answer, prompt, format, generationLimits(request.maxTokens)) : { text: continuation, complete: true };
   const reasoning = composeReasoning(
-    { message: request.prompt, answer, toolNames: [], json },
+    { message: prompt, answer, toolNames: [], json },
     effortFor(request.model, request.reasoningEffort),
   );
   return {
-    inputTokens: countTokens(request.prompt),
+    inputTokens: await countTokensAsync(request.prompt),
     reasoning,
-    output: { kind: 'text', text: cutAtStop(text, request.stop) },
+    output: textOutput(out, request.stop),
     logprobRng: mulberry32(hashString('logprobs', rng.int(2 ** 32))),
   };
 }

@@ -1,8 +1,16 @@
 // A small JSON Schema checker (the keywords the generator produces values
 // for). The generator uses it to pick, among candidate values, one that
-// really fits: a hint from the message, then safe defaults.
+// really fits: a hint from the message, then safe defaults. Schemas come from
+// callers, so its work is metered and user patterns never run on V8's
+// backtracking RegExp engine.
+import { RE2JS } from 're2js';
 
 export type JsonSchema = Record<string, unknown>;
+
+/** Counts work against a budget; `spend` is false once it is gone, and checking then stops (accepts). */
+export interface Meter {
+  spend(units: number): boolean;
+}
 
 export function isSchemaObject(s: unknown): s is JsonSchema {
   return typeof s === 'object' && s !== null && !Array.isArray(s);
@@ -54,24 +62,61 @@ const FORMATS: Record<string, (s: string) => boolean> = {
   duration: (s) => /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/.test(s),
 };
 
+/**
+ * Longer strings fail every format: the format expressions above are ours, but some
+ * backtrack quadratically, and no real date, address or URL needs more.
+ */
+const FORMAT_MAX_CHARS = 512;
+
 function validDate(s: string): boolean {
   const [y, m, d] = s.split('-').map(Number) as [number, number, number];
   const date = new Date(Date.UTC(y, m - 1, d));
   return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
 }
 
-const regexCache = new Map<string, RegExp | null>();
-export function compilePattern(pattern: string): RegExp | null {
-  let re = regexCache.get(pattern);
-  if (re === undefined) {
-    try {
-      re = new RegExp(pattern, 'u');
-    } catch {
-      re = null; // a pattern JS cannot read is not checked
-    }
-    regexCache.set(pattern, re);
+/**
+ * A `pattern` compiled for RE2 (linear time: a pattern such as `^(a+)+$` cannot make a
+ * check backtrack forever), or null when RE2 cannot read it (lookarounds,
+ * backreferences, some Unicode property names): such a pattern is not checked.
+ */
+export interface CheckedPattern {
+  test(s: string): boolean;
+  /** RE2's program size: a test costs about size x input length. */
+  size: number;
+}
+
+/** Compiled patterns, shared by requests; bounded so varied patterns cannot grow it forever. */
+const patternCache = new Map<string, CheckedPattern | null>();
+const PATTERN_CACHE_SIZE = 256;
+
+/** Work units per RE2 instruction of a compilation (a few microseconds each). */
+const COMPILE_COST = 3;
+
+export function compilePattern(pattern: string, meter?: Meter): CheckedPattern | null {
+  let compiled = patternCache.get(pattern);
+  if (compiled === undefined) {
+    compiled = compileForRe2(pattern);
+    meter?.spend(COMPILE_COST * (compiled?.size ?? pattern.length));
+    if (patternCache.size >= PATTERN_CACHE_SIZE) patternCache.delete(patternCache.keys().next().value as string);
+    patternCache.set(pattern, compiled);
   }
-  return re;
+  return compiled;
+}
+
+function compileForRe2(pattern: string): CheckedPattern | null {
+  // translateRegExp turns a named backreference into literal text: never check those.
+  if (pattern.includes('\\k<')) return null;
+  try {
+    const re = RE2JS.compile(RE2JS.translateRegExp(pattern));
+    return { test: (s) => re.test(s), size: re.programSize() };
+  } catch {
+    return null;
+  }
+}
+
+/** Work units of one pattern test (a unit is roughly a microsecond). */
+export function patternCost(p: CheckedPattern, input: string): number {
+  return 1 + Math.ceil((p.size * input.length) / 256);
 }
 
 const codePoints = (s: string): number => {
@@ -80,13 +125,19 @@ const codePoints = (s: string): number => {
   return n;
 };
 
-/** True when `value` satisfies `schema` (within the keywords listed here). */
-export function matches(schema: unknown, value: unknown, root: unknown = schema, depth = 0): boolean {
+/**
+ * True when `value` satisfies `schema` (within the keywords listed here). With a
+ * meter, every step is counted, and once the budget is gone the answer is true
+ * (not checked): the caller stops generating then anyway.
+ */
+export function matches(schema: unknown, value: unknown, root: unknown = schema, depth = 0, meter?: Meter): boolean {
   if (schema === true || schema === undefined) return true;
   if (schema === false) return false;
   if (!isSchemaObject(schema) || depth > 64) return true;
+  if (meter && !meter.spend(1)) return true;
   const s = schema;
-  const sub = (child: unknown, v: unknown): boolean => matches(child, v, root, depth + 1);
+  const sub = (child: unknown, v: unknown): boolean => matches(child, v, root, depth + 1, meter);
+  const equal = (a: unknown, b: unknown): boolean => (!meter || meter.spend(1)) && deepEqual(a, b);
 
   if (typeof s.$ref === 'string' && !sub(resolveRef(root, s.$ref), value)) return false;
   if (s.type !== undefined) {
@@ -95,7 +146,7 @@ export function matches(schema: unknown, value: unknown, root: unknown = schema,
     if (!types.some((want) => want === t || (want === 'number' && t === 'integer'))) return false;
   }
   if ('const' in s && !deepEqual(s.const, value)) return false;
-  if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, value))) return false;
+  if (Array.isArray(s.enum) && !s.enum.some((e) => equal(e, value)) && !exhausted(meter)) return false;
   if (Array.isArray(s.allOf) && !s.allOf.every((x) => sub(x, value))) return false;
   if (Array.isArray(s.anyOf) && !s.anyOf.some((x) => sub(x, value))) return false;
   if (Array.isArray(s.oneOf) && s.oneOf.filter((x) => sub(x, value)).length !== 1) return false;
@@ -105,24 +156,34 @@ export function matches(schema: unknown, value: unknown, root: unknown = schema,
     if (branch !== undefined && !sub(branch, value)) return false;
   }
 
-  if (typeof value === 'string') return checkString(s, value);
+  if (typeof value === 'string') return checkString(s, value, meter);
   if (typeof value === 'number') return checkNumber(s, value);
-  if (Array.isArray(value)) return checkArray(s, value, sub);
-  if (isSchemaObject(value)) return checkObject(s, value, sub);
+  if (Array.isArray(value)) return checkArray(s, value, sub, meter);
+  if (isSchemaObject(value)) return checkObject(s, value, sub, meter);
   return true;
 }
 
-function checkString(s: JsonSchema, v: string): boolean {
+/** True once the meter's budget is gone (a failed check then counts as not made). */
+function exhausted(meter: Meter | undefined): boolean {
+  return meter !== undefined && !meter.spend(0);
+}
+
+/** Runs a pattern on RE2, metered; an unreadable pattern or a spent budget accepts. */
+function patternAccepts(pattern: string, v: string, meter: Meter | undefined): boolean {
+  const re = compilePattern(pattern, meter);
+  if (!re) return true;
+  if (meter && !meter.spend(patternCost(re, v))) return true;
+  return re.test(v);
+}
+
+function checkString(s: JsonSchema, v: string, meter: Meter | undefined): boolean {
   const len = typeof s.minLength === 'number' || typeof s.maxLength === 'number' ? codePoints(v) : 0;
   if (typeof s.minLength === 'number' && len < s.minLength) return false;
   if (typeof s.maxLength === 'number' && len > s.maxLength) return false;
-  if (typeof s.pattern === 'string') {
-    const re = compilePattern(s.pattern);
-    if (re && !re.test(v)) return false;
-  }
+  if (typeof s.pattern === 'string' && !patternAccepts(s.pattern, v, meter)) return false;
   if (typeof s.format === 'string') {
     const check = FORMATS[s.format];
-    if (check && !check(v)) return false;
+    if (check && (v.length > FORMAT_MAX_CHARS || !check(v))) return false;
   }
   return true;
 }
@@ -140,15 +201,21 @@ function checkNumber(s: JsonSchema, v: number): boolean {
   return true;
 }
 
-function checkArray(s: JsonSchema, v: unknown[], sub: (c: unknown, x: unknown) => boolean): boolean {
+function checkArray(s: JsonSchema, v: unknown[], sub: (c: unknown, x: unknown) => boolean, meter: Meter | undefined): boolean {
   if (typeof s.minItems === 'number' && v.length < s.minItems) return false;
   if (typeof s.maxItems === 'number' && v.length > s.maxItems) return false;
   if (s.uniqueItems === true) {
-    for (let i = 0; i < v.length; i++) for (let j = i + 1; j < v.length; j++) if (deepEqual(v[i], v[j])) return false;
+    for (let i = 0; i < v.length; i++) {
+      for (let j = i + 1; j < v.length; j++) {
+        if (meter && !meter.spend(1)) return true; // quadratic in the items: metered per pair
+        if (deepEqual(v[i], v[j])) return false;
+      }
+    }
   }
   const tuple = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : [];
   const rest = Array.isArray(s.prefixItems) ? s.items : Array.isArray(s.items) ? s.additionalItems : s.items;
   for (let i = 0; i < v.length; i++) {
+    if (exhausted(meter)) return true;
     const itemSchema = i < tuple.length ? tuple[i] : rest;
     if (itemSchema !== undefined && !sub(itemSchema, v[i])) return false;
   }
@@ -160,7 +227,7 @@ function checkArray(s: JsonSchema, v: unknown[], sub: (c: unknown, x: unknown) =
   return true;
 }
 
-function checkObject(s: JsonSchema, v: JsonSchema, sub: (c: unknown, x: unknown) => boolean): boolean {
+function checkObject(s: JsonSchema, v: JsonSchema, sub: (c: unknown, x: unknown) => boolean, meter: Meter | undefined): boolean {
   const keys = Object.keys(v);
   if (typeof s.minProperties === 'number' && keys.length < s.minProperties) return false;
   if (typeof s.maxProperties === 'number' && keys.length > s.maxProperties) return false;
@@ -168,14 +235,15 @@ function checkObject(s: JsonSchema, v: JsonSchema, sub: (c: unknown, x: unknown)
   const props = isSchemaObject(s.properties) ? s.properties : {};
   const patterns = isSchemaObject(s.patternProperties) ? Object.entries(s.patternProperties) : [];
   for (const key of keys) {
+    if (exhausted(meter)) return true;
     let known = false;
     if (Object.hasOwn(props, key)) {
       known = true;
       if (!sub(props[key], v[key])) return false;
     }
     for (const [p, ps] of patterns) {
-      const re = compilePattern(p);
-      if (re && re.test(key)) {
+      const re = compilePattern(p, meter);
+      if (re && (!meter || meter.spend(patternCost(re, key))) && re.test(key)) {
         known = true;
         if (!sub(ps, v[key])) return false;
       }

@@ -2,13 +2,17 @@
 // classes, \d \w \s, groups, alternation and quantifiers (taking the minimum
 // count). Lookarounds and backreferences are not supported: returns undefined
 // and the caller falls back to other candidates. The caller re-checks the
-// result with the real RegExp.
+// result (on RE2). The string is never built past `maxChars`: `a{1000000}`
+// gives undefined rather than a million characters.
 
 class Unsupported extends Error {}
 
-export function stringFromPattern(pattern: string, variant = 0): string | undefined {
+/** Groups nested deeper than this are not followed (the parser recurses per group). */
+const MAX_GROUP_DEPTH = 64;
+
+export function stringFromPattern(pattern: string, variant = 0, maxChars = 4096): string | undefined {
   try {
-    const parser = new PatternParser(pattern, variant);
+    const parser = new PatternParser(pattern, variant, maxChars);
     const out = parser.alternation();
     if (parser.pos < pattern.length) return undefined; // stray ')'
     return out;
@@ -17,11 +21,24 @@ export function stringFromPattern(pattern: string, variant = 0): string | undefi
   }
 }
 
+const QUANTIFIER = /\{(\d+)(,\d*)?\}/y;
+const UNICODE_ESCAPE = /\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{4})/y;
+const HEX_ESCAPE = /[0-9a-fA-F]{2}/y;
+const GROUP_NAME = /\?<[A-Za-z_]\w*>/y;
+
+/** Matches a sticky expression at `pos` (no slicing: the pattern may be long). */
+function at(re: RegExp, src: string, pos: number): RegExpExecArray | null {
+  re.lastIndex = pos;
+  return re.exec(src);
+}
+
 class PatternParser {
   pos = 0;
+  private depth = 0;
   constructor(
     private readonly src: string,
     private readonly variant: number,
+    private readonly maxChars: number,
   ) {}
 
   private peek(): string | undefined {
@@ -41,7 +58,9 @@ class PatternParser {
     let out = '';
     for (let c = this.peek(); c !== undefined && c !== '|' && c !== ')'; c = this.peek()) {
       const piece = this.atom();
-      out += piece.repeat(this.quantifier());
+      const count = this.quantifier();
+      if (out.length + piece.length * count > this.maxChars) throw new Unsupported('longer than the room');
+      out += piece.repeat(count);
     }
     return out;
   }
@@ -55,7 +74,7 @@ class PatternParser {
     } else if (c === '+') {
       this.pos++;
     } else if (c === '{') {
-      const m = /^\{(\d+)(,\d*)?\}/.exec(this.src.slice(this.pos));
+      const m = at(QUANTIFIER, this.src, this.pos);
       if (!m) return 1; // a literal "{"
       this.pos += m[0].length;
       count = Number(m[1]);
@@ -87,12 +106,13 @@ class PatternParser {
 
   private group(): string {
     if (this.peek() === '?') {
-      const rest = this.src.slice(this.pos);
-      if (rest.startsWith('?:')) this.pos += 2;
-      else if (/^\?<[A-Za-z_]\w*>/.test(rest)) this.pos = this.src.indexOf('>', this.pos) + 1;
+      if (this.src.startsWith('?:', this.pos)) this.pos += 2;
+      else if (at(GROUP_NAME, this.src, this.pos)) this.pos = this.src.indexOf('>', this.pos) + 1;
       else throw new Unsupported('lookaround');
     }
+    if (++this.depth > MAX_GROUP_DEPTH) throw new Unsupported('nested too deep');
     const inner = this.alternation();
+    this.depth--;
     if (this.src[this.pos++] !== ')') throw new Unsupported('unclosed group');
     return inner;
   }
@@ -124,13 +144,13 @@ class PatternParser {
       case 'r':
         return '\r';
       case 'u': {
-        const m = /^(?:\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{4}))/.exec(this.src.slice(this.pos));
+        const m = at(UNICODE_ESCAPE, this.src, this.pos);
         if (!m) throw new Unsupported('bad \\u');
         this.pos += m[0].length;
         return String.fromCodePoint(parseInt((m[1] ?? m[2]) as string, 16));
       }
       case 'x': {
-        const m = /^[0-9a-fA-F]{2}/.exec(this.src.slice(this.pos));
+        const m = at(HEX_ESCAPE, this.src, this.pos);
         if (!m) throw new Unsupported('bad \\x');
         this.pos += 2;
         return String.fromCharCode(parseInt(m[0], 16));

@@ -52,13 +52,13 @@ test('UTF-8 boundary check', () => {
   assert.equal(endsOnCharBoundary([0xe6, 0x97]), false);
 });
 
-test('chat input counting: text tokens + 3 per message + 3', () => {
+test('chat input counting: text tokens + 3 per message + 3', async () => {
   const messages = [
     { role: 'system' as const, content: 'Be brief.' },
     { role: 'user' as const, content: 'What is 12 * 7?' },
   ];
-  assert.equal(countChatTokens(messages), encode('Be brief.').length + encode('What is 12 * 7?').length + 3 * 2 + 3);
+  assert.equal(await countChatTokens(messages), encode('Be brief.').length + encode('What is 12 * 7?').length + 3 * 2 + 3);
   // Tools offered to the model count as input too.
-  const withTools = countChatTokens(messages, [{ name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object' } }]);
-  assert.ok(withTools > countChatTokens(messages));
+  const withTools = await countChatTokens(messages, [{ name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object' } }]);
+  assert.ok(withTools > (await countChatTokens(messages)));
 });

@@ -1,19 +1,11 @@
-// Real o200k token counts and token-by-token pieces of a text.
-// Everything is encoded once; streaming then only walks precomputed pieces.
-import o200k, { encode, decodeGenerator } from 'gpt-tokenizer/encoding/o200k_base';
+// Real o200k token counts of a conversation, and token-by-token pieces of a text.
+// Counting and encoding go through text/tokenizer.ts (bounded work per turn of the
+// event loop); gpt-tokenizer is imported here only to read token bytes back.
+import o200k, { decodeGenerator } from 'gpt-tokenizer/encoding/o200k_base';
+import { encodeLazily, encodeText, TokenCounter } from '../../../text/tokenizer.ts';
 import type { ChatMessage, FunctionTool } from '../../types.ts';
 
-// User text may contain "<|endoftext|>" and the like: count it as plain text
-// instead of letting the tokenizer throw.
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-
-export function encodeText(text: string): number[] {
-  return text.length === 0 ? [] : encode(text, PLAIN_TEXT);
-}
-
-export function countTokens(text: string): number {
-  return encodeText(text).length;
-}
+export { countTokens, encodeText } from '../../../text/tokenizer.ts';
 
 // --- Input counting -------------------------------------------------------
 
@@ -24,26 +16,28 @@ const REPLY_PRIMING = 3;
 const IMAGE_TOKENS = { low: 85, other: 765 };
 const FILE_OR_AUDIO_TOKENS = 50;
 
-export function countChatTokens(messages: readonly ChatMessage[], tools: readonly FunctionTool[] = []): number {
+/** Input tokens of a chat; asynchronous, so a 10 MB conversation never holds the event loop. */
+export async function countChatTokens(messages: readonly ChatMessage[], tools: readonly FunctionTool[] = [], counter = new TokenCounter()): Promise<number> {
   let total = REPLY_PRIMING;
+  const count = (text: string): Promise<number> => counter.add(text);
   for (const m of messages) {
     total += PER_MESSAGE;
-    if ('name' in m && m.name) total += 1 + countTokens(m.name);
-    if (typeof m.content === 'string') total += countTokens(m.content);
+    if ('name' in m && m.name) total += 1 + (await count(m.name));
+    if (typeof m.content === 'string') total += await count(m.content);
     else if (Array.isArray(m.content)) {
       for (const part of m.content) {
-        if (part.type === 'text') total += countTokens(part.text);
+        if (part.type === 'text') total += await count(part.text);
         else if (part.type === 'image_url') total += part.detail === 'low' ? IMAGE_TOKENS.low : IMAGE_TOKENS.other;
-        else total += FILE_OR_AUDIO_TOKENS + (part.type === 'file' && part.filename ? countTokens(part.filename) : 0);
+        else total += FILE_OR_AUDIO_TOKENS + (part.type === 'file' && part.filename ? await count(part.filename) : 0);
       }
     }
     if (m.role === 'assistant' && m.tool_calls) {
-      for (const call of m.tool_calls) total += PER_MESSAGE + countTokens(call.name) + countTokens(call.arguments);
+      for (const call of m.tool_calls) total += PER_MESSAGE + (await count(call.name)) + (await count(call.arguments));
     }
   }
   for (const tool of tools) {
-    total += PER_MESSAGE + countTokens(tool.name) + countTokens(tool.description ?? '');
-    if (tool.parameters) total += countTokens(JSON.stringify(tool.parameters));
+    total += PER_MESSAGE + (await count(tool.name)) + (await count(tool.description ?? ''));
+    if (tool.parameters) total += await count(JSON.stringify(tool.parameters));
   }
   return total;
 }
@@ -141,9 +135,16 @@ export function fallbackPieces(ids: readonly number[]): Piece[] {
   return pieces;
 }
 
+/**
+ * The pieces of a text, encoded only as they are pulled: a stream that stops at its
+ * token budget never tokenizes the rest, and no pull encodes more than a small chunk.
+ */
+export function* pieces(text: string, useTable = rankTable !== undefined): Generator<Piece> {
+  for (const ids of encodeLazily(text)) yield* useTable && rankTable ? tablePieces(ids, rankTable) : fallbackPieces(ids);
+}
+
 export function toPieces(text: string, useTable = rankTable !== undefined): Piece[] {
-  const ids = encodeText(text);
-  return useTable && rankTable ? tablePieces(ids, rankTable) : fallbackPieces(ids);
+  return [...pieces(text, useTable)];
 }
 
 /** Token text and bytes for logprobs; partial-character tokens read as `bytes:\xe2\x80`. */

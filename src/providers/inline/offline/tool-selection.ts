@@ -4,7 +4,7 @@
 import type { FunctionTool, ToolChoice } from '../../types.ts';
 import { findArithmetic } from './arithmetic.ts';
 import { createHints, splitName } from './hints.ts';
-import { generateFromSchema } from './json-from-schema.ts';
+import { generateJson, type GenerationLimits } from './json-from-schema.ts';
 import { randomId, type Rng } from './rng.ts';
 
 export interface PlannedCall {
@@ -13,6 +13,8 @@ export interface PlannedCall {
   name: string;
   /** Compact JSON text of the arguments. */
   arguments: string;
+  /** Generation stopped at a budget: `arguments` is a JSON prefix, and the call ends the output ("length"). */
+  truncated?: boolean;
 }
 
 /** Name words that say nothing about what a tool is for. */
@@ -40,8 +42,7 @@ function messageStems(message: string): Set<string> {
 }
 
 /** How well a tool fits a message: 2 per name word, 1 per description word. */
-export function scoreTool(tool: FunctionTool, message: string): number {
-  const said = messageStems(message);
+export function scoreTool(tool: FunctionTool, message: string, said = messageStems(message), math = findArithmetic(message) !== undefined): number {
   let score = 0;
   for (const w of new Set(splitName(tool.name).filter((w) => !GENERIC_NAME_WORDS.has(w)).map(stem))) {
     if (said.has(w)) score += 2;
@@ -50,7 +51,7 @@ export function scoreTool(tool: FunctionTool, message: string): number {
   for (const w of new Set(descWords.map((w) => w.toLowerCase()).filter((w) => w.length >= 4 && !STOPWORDS.has(w)).map(stem))) {
     if (said.has(w)) score += 1;
   }
-  if (findArithmetic(message) && (MATH_TOOL.test(tool.name) || MATH_TOOL.test(tool.description ?? ''))) score += 3;
+  if (math && (MATH_TOOL.test(tool.name) || MATH_TOOL.test(tool.description ?? ''))) score += 3;
   return score;
 }
 
@@ -75,8 +76,11 @@ export function chooseTools(input: ToolPlanInput): FunctionTool[] {
     return named ? [named] : [];
   }
   if (toolChoice === 'auto' && input.afterToolResult) return [];
+  // Read the message once, not once per tool.
+  const said = messageStems(message);
+  const math = findArithmetic(message) !== undefined;
   const ranked = tools
-    .map((tool, order) => ({ tool, order, score: scoreTool(tool, message) }))
+    .map((tool, order) => ({ tool, order, score: scoreTool(tool, message, said, math) }))
     .sort((a, b) => b.score - a.score || a.order - b.order);
   const matched = ranked.filter((r) => r.score >= AUTO_THRESHOLD);
   const picked = matched.slice(0, input.parallelToolCalls ? 2 : 1).map((r) => r.tool);
@@ -84,17 +88,19 @@ export function chooseTools(input: ToolPlanInput): FunctionTool[] {
   return picked;
 }
 
-export function planToolCalls(input: ToolPlanInput, rng: Rng): PlannedCall[] {
+export function planToolCalls(input: ToolPlanInput, rng: Rng, limits?: GenerationLimits): PlannedCall[] {
   const arithmetic = findArithmetic(input.message);
   return chooseTools(input).map((tool, index) => {
     // Fresh hints per call, so each call reads the message from the start.
     const hints = createHints(input.message, arithmetic ? { expression: arithmetic.expression } : {});
     const schema = tool.parameters ?? { type: 'object', properties: {} };
+    const args = generateJson(schema, hints, limits);
     return {
       index,
       id: randomId(rng, 'call_'),
       name: tool.name,
-      arguments: JSON.stringify(generateFromSchema(schema, hints) ?? {}),
+      arguments: args.text,
+      ...(args.complete ? {} : { truncated: true }),
     };
   });
 }
