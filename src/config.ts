@@ -18,6 +18,7 @@ const envSchema = z.object({
   }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AGENT_API_ADMIN_TOKEN: optionalString,
+  AGENT_API_METRICS_TOKEN: optionalString,
   AGENT_API_BOOTSTRAP_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters',
   }),
@@ -48,6 +49,8 @@ export interface Config {
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
   logLevel: string;
   adminToken: string | undefined;
+  /** Bearer token GET /metrics requires; unset: /metrics is open. */
+  metricsToken: string | undefined;
   bootstrapKey: string | undefined;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
   trustedProxies: string[];
@@ -91,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     database,
     logLevel: e.LOG_LEVEL,
     adminToken: e.AGENT_API_ADMIN_TOKEN,
+    metricsToken: e.AGENT_API_METRICS_TOKEN,
     bootstrapKey: e.AGENT_API_BOOTSTRAP_KEY,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
