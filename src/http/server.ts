@@ -14,20 +14,14 @@ import { limitsStep } from './limits-step.ts';
 import { requestIdStep } from './request-id.ts';
 import type { RequestState } from './request-state.ts';
 
-/** How long a log line may wait in the buffer before it is written. */
-const LOG_FLUSH_MS = 200;
-
 /** `logStream`: where log lines go instead of stdout (tests read them). */
 export function createHttpServer(config: Config, logStream?: DestinationStream): FastifyInstance {
-  // Asynchronous, batched writes keep logging off the request path: a write per line (one
-  // access line per request) costs a thread-pool round trip each, about twice the line
-  // itself. Lines wait for 4 KB or LOG_FLUSH_MS; sonic-boom flushes the rest on shutdown
-  // and at process exit.
-  const stdout = logStream ? undefined : pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  const app = Fastify({
+  return Fastify({
     logger: {
       level: config.logLevel,
-      stream: logStream ?? stdout!,
+      // Asynchronous writes keep logging off the request path; sonic-boom flushes what is
+      // pending on shutdown and at process exit.
+      stream: logStream ?? pino.destination({ dest: 1, sync: false }),
       // Never log secrets or bodies: the finish step writes the one access line, and it
       // names the key by id. Redaction guards against a header slipping into a log call.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'],
@@ -41,17 +35,6 @@ export function createHttpServer(config: Config, logStream?: DestinationStream):
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   });
-  if (stdout) {
-    const flusher = setInterval(() => {
-      try {
-        stdout.flush();
-      } catch {
-        // destroyed: the process is exiting, and exit flushed it
-      }
-    }, LOG_FLUSH_MS).unref();
-    app.addHook('onClose', async () => clearInterval(flusher));
-  }
-  return app;
 }
 
 export function installPipeline(app: FastifyInstance, services: Services): void {
