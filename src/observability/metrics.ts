@@ -38,10 +38,10 @@ export class Metrics {
   private readonly openStreams: Gauge;
   private activityQueue: () => number = () => 0;
 
-  constructor(options: { processMetrics?: boolean } = {}) {
+  constructor() {
     const registers = [this.registry];
     // Process CPU, memory, event-loop lag, GC: read at scrape time, next to free per request.
-    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by route pattern, method and status (499: the client went away).', labelNames: ['route', 'method', 'status'], registers });
     this.requestSeconds = new Histogram({ name: 'http_request_duration_seconds', help: 'Time from arrival to the end of the response (whole stream), by route pattern and method.', labelNames: ['route', 'method'], buckets: DURATION_BUCKETS, registers });
     this.tokens = new Counter({ name: 'model_tokens_total', help: 'Model tokens charged, by model and type (input, output).', labelNames: ['model', 'type'], registers });

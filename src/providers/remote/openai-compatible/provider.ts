@@ -64,17 +64,20 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
   const host = new URL(config.baseUrl).host;
   const observer = options.observer;
 
-  /** Tells the observer how a call ended; never lets a metrics failure touch the call. */
-  function report(call: UpstreamCall, r: Omit<UpstreamCallReport, 'host' | 'outcome' | 'failure'>, finished: boolean, thrown: unknown): void {
+  /** Completes a call's report and hands it over; a metrics failure never touches the call. */
+  function tell(report: UpstreamCallReport, startedAt: number, call: UpstreamCall, finished: boolean, thrown: unknown): void {
     try {
-      const failed = thrown instanceof ProviderError;
-      const outcome = failed ? 'error' : thrown === undefined && finished ? 'ok' : 'aborted';
-      let failure: UpstreamCallReport['failure'];
-      if (failed) {
+      report.seconds = (performance.now() - startedAt) / 1000;
+      if (thrown instanceof ProviderError) {
         const kind = call.failureKind(thrown);
-        failure = { kind, ...(thrown.status !== undefined ? { status: thrown.status } : {}), ...(kind === 'timeout' || kind === 'connection' ? { reason: thrown.message } : {}) };
+        report.outcome = 'error';
+        report.failure = { kind };
+        if (thrown.status !== undefined) report.failure.status = thrown.status;
+        if (kind === 'timeout' || kind === 'connection') report.failure.reason = thrown.message;
+      } else if (finished && thrown === undefined) {
+        report.outcome = 'ok';
       }
-      observer!.callEnded({ ...r, host, outcome, ...(failure ? { failure } : {}) });
+      observer!.callEnded(report);
     } catch {
       // metrics and logs must never fail a model call
     }
@@ -85,12 +88,13 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     const call = new UpstreamCall(config, target, signal, transport);
     const mapper = new StreamMapper(kind);
     const startedAt = performance.now();
-    let firstByteAt: number | undefined;
+    // Filled in as the call goes (built field by field: this runs on every call).
+    const report: UpstreamCallReport | undefined = observer && { operation: kind, model: String(body.model), host, requestId, outcome: 'aborted', seconds: 0 };
     let thrown: unknown;
     let finished = false;
     try {
       const opened = await call.open(path, body, body.stream !== false);
-      firstByteAt = performance.now();
+      if (report) report.firstByteSeconds = (performance.now() - startedAt) / 1000;
 
       // A non-streamed answer, or a server that ignores `stream: true`: one JSON object.
       if (opened.contentType.includes('application/json')) {
@@ -146,11 +150,7 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
       throw thrown;
     } finally {
       call.close(finished);
-      if (observer) {
-        const ended = performance.now();
-        const firstByte = firstByteAt === undefined ? {} : { firstByteSeconds: (firstByteAt - startedAt) / 1000 };
-        report(call, { operation: kind, model: String(body.model), ...firstByte, seconds: (ended - startedAt) / 1000, ...(requestId ? { requestId } : {}) }, finished, thrown);
-      }
+      if (report) tell(report, startedAt, call, finished, thrown);
     }
   }
 
