@@ -1,11 +1,13 @@
 // Builds one running service: storage, services, the HTTP pipeline and every API
 // family. main.ts listens; tests call createApp with their own configuration.
 import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { AccountsService } from './accounts/accounts-service.ts';
 import { ActivityLog } from './activity/activity-log.ts';
 import { adminRoutes } from './api/admin/routes.ts';
 import { healthRoutes } from './api/health/routes.ts';
 import { metaRoutes } from './api/meta/routes.ts';
+import { metricsRoutes } from './api/metrics/routes.ts';
 import { chatRoutes } from './api/chat/routes.ts';
 import { StoredCompletions } from './api/chat/stored-completions.ts';
 import { storedChatRoutes } from './api/chat/stored-routes.ts';
@@ -23,6 +25,8 @@ import { ensureBootstrapKey } from './bootstrap/bootstrap-key.ts';
 import { createChatBackend, type ChatBackend } from './providers/index.ts';
 import { KeyCaps } from './limits/key-caps.ts';
 import { MemoryLimits } from './limits/memory-limits.ts';
+import { Metrics } from './observability/metrics.ts';
+import { upstreamCallRecorder } from './observability/upstream-calls.ts';
 import type { Services } from './services.ts';
 import { openStore } from './store/db.ts';
 
@@ -40,15 +44,18 @@ export interface AppOptions {
   chat?: ChatBackend;
   /** The environment the upstream provider is configured from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Where log lines go instead of stdout (tests read them). */
+  logStream?: DestinationStream;
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
-  const http = createHttpServer(config);
+  const http = createHttpServer(config, options.logStream);
   const store = await openStore(config.database, {
     onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
     walCheckpointMs: config.sqliteCheckpointMs,
   });
   const accounts = new AccountsService(store.db);
+  const metrics = new Metrics();
   const services: Services = {
     config,
     log: http.log,
@@ -60,8 +67,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs),
     ledger: new Ledger(store, http.log, config.instanceId),
-    chat: options.chat ?? createChatBackend(config, options.env),
+    chat: options.chat ?? createChatBackend(config, options.env, upstreamCallRecorder(metrics, http.log)),
+    metrics,
   };
+  metrics.watchActivityQueue(() => services.activity.pending);
 
   if (config.bootstrapKey) await ensureBootstrapKey(store.db, config.bootstrapKey, config.bootstrapCredits);
 
@@ -72,6 +81,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   installPipeline(http, services);
   const router = new Router(http, services);
   healthRoutes(http, services);
+  metricsRoutes(http, services);
   unsupportedRoutes(http);
   modelsRoutes(router);
   const stored = new StoredCompletions(store.db);

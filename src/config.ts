@@ -24,6 +24,7 @@ const envSchema = z.object({
   }),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   AGENT_API_ADMIN_TOKEN: optionalString,
+  AGENT_API_METRICS_TOKEN: optionalString,
   AGENT_API_BOOTSTRAP_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters',
   }),
@@ -58,6 +59,8 @@ export interface Config {
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
   logLevel: string;
   adminToken: string | undefined;
+  /** Bearer token GET /metrics requires; unset: /metrics is open. */
+  metricsToken: string | undefined;
   bootstrapKey: string | undefined;
   /** Names this instance on the credit holds it takes; a restart releases the holds of its previous process. */
   instanceId: string;
@@ -107,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     database,
     logLevel: e.LOG_LEVEL,
     adminToken: e.AGENT_API_ADMIN_TOKEN,
+    metricsToken: e.AGENT_API_METRICS_TOKEN,
     bootstrapKey: e.AGENT_API_BOOTSTRAP_KEY,
     instanceId: e.AGENT_API_INSTANCE_ID ?? `${os.hostname()}:${e.PORT}`,
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,

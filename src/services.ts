@@ -9,6 +9,7 @@ import type { KeysService } from './keys/keys-service.ts';
 import type { KeyCaps } from './limits/key-caps.ts';
 import type { Limits } from './limits/limits.ts';
 import type { Ledger } from './credits/ledger.ts';
+import type { Metrics } from './observability/metrics.ts';
 import type { ChatBackend } from './providers/index.ts';
 import type { Store } from './store/db.ts';
 
@@ -26,4 +27,6 @@ export interface Services {
   readonly ledger: Ledger;
   /** The chat model provider (offline engine or upstream) and its prices. */
   readonly chat: ChatBackend;
+  /** Prometheus metrics of this app (GET /metrics). */
+  readonly metrics: Metrics;
 }

@@ -25,6 +25,11 @@ export class ActivityLog {
     if (this.buffer.length >= 500) void this.flush();
   }
 
+  /** Rows waiting for the next batch write (a metric). */
+  get pending(): number {
+    return this.buffer.length;
+  }
+
   /** Writes every buffered row; resolves when they are in the database. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {

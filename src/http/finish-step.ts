@@ -1,6 +1,7 @@
 // Step 7: when the response is done (or the client went away), release the
 // concurrency slot and write the activity row. Runs exactly once per request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { recordRequest } from '../observability/request-metrics.ts';
 import type { Services } from '../services.ts';
 import { lingerUntilBodyEnds } from './linger.ts';
 import { clientRequestId } from './request-id.ts';
@@ -42,11 +43,8 @@ export function finishStep(services: Services) {
     const route = request.routeOptions.config.agent;
     const status = reply ? reply.statusCode : 499;
     const latencyMs = Math.round(reply ? reply.elapsedTime : performance.now() - state.startedAt);
-    // Every request is recorded in the activity log; the access line is for debugging.
-    request.log.debug(
-      { method: request.method, url: request.url.split('?')[0], status, ms: latencyMs, key_id: state.key?.id, error_code: state.errorCode ?? undefined },
-      'request',
-    );
+    // The access line and the metrics, from the figures the activity row gets.
+    recordRequest(services.metrics, request, status, latencyMs);
     if (route?.auth !== 'key') return;
     services.activity.add({
       created_at: Date.now(),

@@ -2,7 +2,7 @@
 // route on every root shares: request id → route → authenticate → contract → limits
 // → handler → finish (activity log).
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import pino from 'pino';
+import pino, { type DestinationStream } from 'pino';
 import { newId } from '../ids.ts';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
@@ -16,14 +16,15 @@ import { limitsStep } from './limits-step.ts';
 import { requestIdStep } from './request-id.ts';
 import type { RequestState } from './request-state.ts';
 
-export function createHttpServer(config: Config): FastifyInstance {
+/** `logStream`: where log lines go instead of stdout (tests read them). */
+export function createHttpServer(config: Config, logStream?: DestinationStream): FastifyInstance {
   return Fastify({
     logger: {
       level: config.logLevel,
       // Asynchronous writes keep logging off the request path; sonic-boom flushes what is
       // pending on shutdown and at process exit.
-      stream: pino.destination({ dest: 1, sync: false }),
-      // Never log secrets or bodies: only the finish step writes a request line, and it
+      stream: logStream ?? pino.destination({ dest: 1, sync: false }),
+      // Never log secrets or bodies: the finish step writes the one access line, and it
       // names the key by id. Redaction guards against a header slipping into a log call.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'],
     },
@@ -46,6 +47,7 @@ export function createHttpServer(config: Config): FastifyInstance {
 export function installPipeline(app: FastifyInstance, services: Services): void {
   app.decorateRequest('state', null as unknown as RequestState);
   installJsonBodyParser(app);
+  app.decorate('metrics', services.metrics);
   const finish = finishStep(services);
   // First, so the connection is watched (and lingers for an unread body) whatever a later step answers.
   app.addHook('onRequest', clientGoneStep(finish));

@@ -23,6 +23,7 @@ const MAX_BATCH = 64 * 1024;
 export function openEventStream(reply: FastifyReply): EventStream {
   const res = reply.raw;
   reply.hijack();
+  reply.server.metrics.streamOpened(res);
   // The pipeline's headers (request id, rate limits, ignored parameters) were set on the reply.
   res.writeHead(200, {
     ...(reply.getHeaders() as Record<string, string | string[]>),

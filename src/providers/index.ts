@@ -5,6 +5,7 @@ import type { ChatModel } from '../contract/models.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig, type Price } from './remote/openai-compatible/index.ts';
 import type { ChatProvider } from './types.ts';
+import type { UpstreamObserver } from './upstream-observer.ts';
 
 export interface ChatBackend {
   provider: ChatProvider;
@@ -12,12 +13,16 @@ export interface ChatBackend {
   price(model: ChatModel): Price;
   /** `offline` or the upstream base URL's host, for logs */
   describe: string;
+  /** Set when an upstream is configured: its host, and a check that it answers (/readyz). */
+  upstream?: { host: string; probe(timeoutMs: number): Promise<void> };
 }
 
-export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = process.env): ChatBackend {
+export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = process.env, observer?: UpstreamObserver): ChatBackend {
   const upstream = loadUpstreamConfig(env);
   if (upstream) {
-    return { provider: createOpenAICompatibleProvider(upstream), price: (m) => upstream.prices[m], describe: new URL(upstream.baseUrl).host };
+    const provider = createOpenAICompatibleProvider(upstream, observer ? { observer } : {});
+    const host = new URL(upstream.baseUrl).host;
+    return { provider, price: (m) => upstream.prices[m], describe: host, upstream: { host, probe: (ms) => provider.probe(ms) } };
   }
   return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline' };
 }

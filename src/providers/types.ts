@@ -72,6 +72,8 @@ export interface ChatRequest {
   reasoningEffort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
   verbosity?: 'low' | 'medium' | 'high';
   user?: string;
+  /** The service's request id, for the provider's logs and metrics only (never sent upstream). */
+  requestId?: string;
 }
 
 /** Text completion: one prompt, plain text out. */

@@ -27,6 +27,7 @@ export function chatRoutes(router: Router, stored: CompletionStore, registry: To
     const model = body.model as ChatModel;
     const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
     const mapped = toProviderRequest(body, maxTokens);
+    mapped.request.requestId = request.id; // the upstream's failure warning names it
     const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format], mapped.attachments);
     const meter = await MeteredRun.open(services, request.state, key, model, inputEstimate, maxTokens, request.id);
     const signal = clientSignal(request.state);

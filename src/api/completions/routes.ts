@@ -39,6 +39,7 @@ export function completionsRoutes(router: Router): void {
       stop: typeof b.stop === 'string' ? [b.stop] : b.stop,
       reasoningEffort: b.reasoning_effort ?? b.reasoning?.effort,
       user: b.user,
+      requestId: request.id,
     }) as CompletionRequest;
 
     const meter = await MeteredRun.open(services, request.state, key, model, estimateInputTokens(prompt, 0), maxTokens, request.id);

@@ -1,17 +1,40 @@
 // Liveness and readiness, without a key: /healthz answers while the process runs,
-// /readyz only while the database answers.
+// /readyz only while the database answers and, when an upstream is configured, while
+// the upstream does (a cached probe). A 503 says what is down.
 import type { FastifyInstance } from 'fastify';
 import { serviceUnavailable } from '../../http/errors.ts';
 import type { Services } from '../../services.ts';
+import { CachedProbe } from './cached-probe.ts';
+
+/** The upstream is asked at most this often (GET {base}/models). */
+export const UPSTREAM_PROBE_TTL_MS = 15_000;
+/** Longer than this, and the upstream counts as down. */
+export const UPSTREAM_PROBE_TIMEOUT_MS = 2_000;
 
 export function healthRoutes(app: FastifyInstance, services: Services): void {
+  const upstream = services.chat.upstream;
+  const upstreamProbe = upstream ? new CachedProbe(() => upstream.probe(UPSTREAM_PROBE_TIMEOUT_MS), UPSTREAM_PROBE_TTL_MS) : undefined;
+
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async () => {
-    try {
-      await services.store.ping();
-    } catch {
-      throw serviceUnavailable('The database is not reachable.');
-    }
-    return { status: 'ready', database: services.store.kind };
+  app.get('/readyz', async (request, reply) => {
+    const [databaseOk, probed] = await Promise.all([
+      services.store.ping().then(
+        () => true,
+        () => false,
+      ),
+      upstreamProbe?.get(),
+    ]);
+    const database = { ok: databaseOk, kind: services.store.kind, ...(databaseOk ? {} : { error: 'not reachable' }) };
+    const upstreamState =
+      upstream && probed
+        ? { ok: probed.ok, host: upstream.host, checked_at: new Date(probed.checkedAt).toISOString(), ...(probed.error ? { error: probed.error } : {}) }
+        : undefined;
+    const down = [...(databaseOk ? [] : ['database']), ...(upstreamState && !upstreamState.ok ? ['upstream'] : [])];
+    const body = { status: down.length === 0 ? 'ready' : 'unavailable', database, ...(upstreamState ? { upstream: upstreamState } : {}) };
+    if (down.length === 0) return body;
+    // The details, plus the error shape every other failure has.
+    const error = serviceUnavailable(`Not ready: the ${down.join(' and the ')} ${down.length > 1 ? 'are' : 'is'} not answering.`);
+    request.state.errorCode = error.code;
+    return reply.code(503).send({ ...body, ...error.toBody() });
   });
 }

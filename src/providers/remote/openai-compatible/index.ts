@@ -2,4 +2,4 @@
 export { loadUpstreamConfig, priceFor, costFromPrice } from './config.ts';
 export type { UpstreamConfig, Price } from './config.ts';
 export { createOpenAICompatibleProvider } from './provider.ts';
-export type { ProviderOptions } from './provider.ts';
+export type { OpenAICompatibleProvider, ProviderOptions } from './provider.ts';

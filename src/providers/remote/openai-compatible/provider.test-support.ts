@@ -1,13 +1,13 @@
 // Test support only: helpers shared by the provider's test files.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import type { ChatProvider, ChatRequest, ProviderEvent } from '../../types.ts';
+import type { ChatRequest, ProviderEvent } from '../../types.ts';
 import { loadUpstreamConfig } from './config.ts';
 import type { UpstreamConfig } from './config.ts';
 import { startFakeUpstream } from './fake-upstream.test-support.ts';
 import type { FakeUpstream, Handler } from './fake-upstream.test-support.ts';
 import { createOpenAICompatibleProvider } from './provider.ts';
-import type { ProviderOptions } from './provider.ts';
+import type { OpenAICompatibleProvider, ProviderOptions } from './provider.ts';
 export function makeConfig(baseUrl: string, env: Record<string, string> = {}): UpstreamConfig {
   const config = loadUpstreamConfig({
     UPSTREAM_BASE_URL: baseUrl,
@@ -43,7 +43,7 @@ export async function collect(iter: AsyncIterable<ProviderEvent>): Promise<{ eve
 
 export const ask: ChatRequest = { model: 'agent', messages: [{ role: 'user', content: 'What is the weather in Paris?' }] };
 
-export function provider(up: FakeUpstream, env: Record<string, string> = {}, options: ProviderOptions = {}): ChatProvider {
+export function provider(up: FakeUpstream, env: Record<string, string> = {}, options: ProviderOptions = {}): OpenAICompatibleProvider {
   return createOpenAICompatibleProvider(makeConfig(up.baseUrl, env), options);
 }
 

@@ -8,16 +8,26 @@
 // Every other failure is a ProviderError.
 import type { ChatProvider, ChatRequest, CompletionRequest, ProviderEvent } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
+import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
 import { errorInPayload, streamError } from './errors.ts';
 import { toChatBody, toCompletionBody } from './request-mapping.ts';
 import { SseParser, type SseEvent } from './sse-parser.ts';
 import { StreamMapper } from './stream-mapping.ts';
 import type { StreamKind } from './stream-mapping.ts';
+import { probeUpstream } from './probe.ts';
 import { newUpstreamPool, UpstreamCall, upstreamTarget } from './transport.ts';
 import type { TransportOptions } from './transport.ts';
 
-export type ProviderOptions = Partial<TransportOptions>;
+export type ProviderOptions = Partial<TransportOptions> & {
+  /** Told about every upstream call when it ends (metrics, the failure warning). */
+  observer?: UpstreamObserver;
+};
+
+export interface OpenAICompatibleProvider extends ChatProvider {
+  /** Asks the upstream for its model list (GET {base}/models); rejects with a short reason when it is not answering. */
+  probe(timeoutMs: number): Promise<void>;
+}
 
 function parseJson(text: string, what: string): unknown {
   try {
@@ -44,21 +54,47 @@ function errorEvent(sse: SseEvent): ProviderError {
   return streamError(errorInPayload(payload) ?? { message: sse.data.slice(0, 500) });
 }
 
-export function createOpenAICompatibleProvider(config: UpstreamConfig, options: ProviderOptions = {}): ChatProvider {
+export function createOpenAICompatibleProvider(config: UpstreamConfig, options: ProviderOptions = {}): OpenAICompatibleProvider {
   const ownPool = options.dispatcher ? undefined : newUpstreamPool();
   const transport: TransportOptions = {
     retryBaseMs: options.retryBaseMs ?? 200,
     dispatcher: options.dispatcher ?? ownPool!,
   };
   const target = upstreamTarget(config);
+  const host = new URL(config.baseUrl).host;
+  const observer = options.observer;
 
-  async function* run(kind: StreamKind, path: string, body: { stream?: unknown }, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  /** Completes a call's report and hands it over; a metrics failure never touches the call. */
+  function tell(report: UpstreamCallReport, startedAt: number, call: UpstreamCall, finished: boolean, thrown: unknown): void {
+    try {
+      report.seconds = (performance.now() - startedAt) / 1000;
+      if (thrown instanceof ProviderError) {
+        const kind = call.failureKind(thrown);
+        report.outcome = 'error';
+        report.failure = { kind };
+        if (thrown.status !== undefined) report.failure.status = thrown.status;
+        if (kind === 'timeout' || kind === 'connection') report.failure.reason = thrown.message;
+      } else if (finished && thrown === undefined) {
+        report.outcome = 'ok';
+      }
+      observer!.callEnded(report);
+    } catch {
+      // metrics and logs must never fail a model call
+    }
+  }
+
+  async function* run(kind: StreamKind, path: string, body: { stream?: unknown; model?: unknown }, requestId: string | undefined, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     signal.throwIfAborted();
     const call = new UpstreamCall(config, target, signal, transport);
     const mapper = new StreamMapper(kind);
+    const startedAt = performance.now();
+    // Filled in as the call goes (built field by field: this runs on every call).
+    const report: UpstreamCallReport | undefined = observer && { operation: kind, model: String(body.model), host, requestId, outcome: 'aborted', seconds: 0 };
+    let thrown: unknown;
     let finished = false;
     try {
       const opened = await call.open(path, body, body.stream !== false);
+      if (report) report.firstByteSeconds = (performance.now() - startedAt) / 1000;
 
       // A non-streamed answer, or a server that ignores `stream: true`: one JSON object.
       if (opened.contentType.includes('application/json')) {
@@ -110,19 +146,24 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
       finished = true;
       yield* tail;
     } catch (err) {
-      throw call.explain(err);
+      thrown = call.explain(err);
+      throw thrown;
     } finally {
       call.close(finished);
+      if (report) tell(report, startedAt, call, finished, thrown);
     }
   }
 
   return {
     name: 'openai-compatible',
     chat(request: ChatRequest, signal: AbortSignal) {
-      return run('chat', '/chat/completions', toChatBody(request, config), signal);
+      return run('chat', '/chat/completions', toChatBody(request, config), request.requestId, signal);
     },
     complete(request: CompletionRequest, signal: AbortSignal) {
-      return run('completion', '/completions', toCompletionBody(request, config), signal);
+      return run('completion', '/completions', toCompletionBody(request, config), request.requestId, signal);
+    },
+    probe(timeoutMs: number) {
+      return probeUpstream(target, transport.dispatcher, timeoutMs);
     },
     async close() {
       await ownPool?.close();

@@ -11,6 +11,7 @@ import { EventEmitter } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { ProviderError } from '../../types.ts';
+import type { UpstreamFailureKind } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
 import { messageFromErrorBody } from './errors.ts';
 
@@ -276,6 +277,13 @@ export class UpstreamCall {
     if (this.streaming) return new ProviderError(`upstream stream failed: ${cause}`, undefined, false);
     // Nothing received yet (refused, reset, DNS...): a retry is safe.
     return new ProviderError(`upstream connection failed: ${cause}`, undefined, true);
+  }
+
+  /** What kind of failure `failure` (this call's explained ProviderError) was, for metrics and logs. */
+  failureKind(failure: ProviderError): UpstreamFailureKind {
+    if (failure instanceof UpstreamHttpError) return 'status';
+    if (this.expired) return 'timeout';
+    return this.streaming ? 'stream' : 'connection';
   }
 
   /**
