@@ -9,6 +9,8 @@
 //   FUZZ_RUNS   requests to generate (default 5,000)
 //   FUZZ_CONCURRENCY, FUZZ_REQUEST_TIMEOUT_MS   how many in flight; when a request counts as hung
 //   FUZZ_REPORT  also write the summary and the reproductions to this file
+//   FUZZ_ONLY    comma-separated categories, to focus a run (e.g. pathological-schema)
+//   FUZZ_TRACE   write every case and its answer to this file, one JSON line each
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -109,7 +111,8 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
       deadline: performance.timeOrigin + t0 + DEADLINE_MS,
     });
     const generated = performance.now();
-    const cases = sampleCases(world, SEED, RUNS);
+    const only = process.env.FUZZ_ONLY?.split(',').map((x) => x.trim());
+    const cases = sampleCases(world, SEED, RUNS, only);
     const started = performance.now();
     const cpuBefore = { server: server.cpuSeconds(), fuzzer: process.cpuUsage() };
     await runner.run(cases);
@@ -172,22 +175,28 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
       summaryTable(summary),
       ...summary.notes.map((x) => `  note: ${x}`),
       ...runner.incidents.flatMap((i) => [
-        `incident: the server ${i.kind === 'hang' ? 'hung' : 'exited'} (${i.detail}); ${i.suspects.length} in flight; ${i.culprit ? 'replayed alone, this one did it again:' : 'none did it again when replayed alone'}`,
+        `incident: the server ${i.kind === 'hang' ? 'hung' : 'exited'} (${i.detail}); ${i.suspects.length} suspects; ${i.culprit ? 'replayed alone, this one did it again:' : `none did it again when replayed alone: ${i.suspects.map((c) => `${c.category} ${c.op.id}: ${c.note.slice(0, 80)}`).join(' | ')}`}`,
         ...(i.culprit ? [reproduction(i.culprit, i.kind === 'hang' ? 'none: the server hung' : 'none: the server exited', world.secrets)] : []),
       ]),
       ...[...runner.quarantined].map(([pair, skipped]) => `  quarantined after a hang or exit: ${pair} (${skipped} cases skipped)`),
       ...listed('rows leaked', ledger.rowsLeaked),
-      ...listed('credits leaked', ledger.creditsLeaked),
+      ...listed('credits leaked', grouped(ledger.creditsLeaked)),
       ...listed('holds left', ledger.holdsLeft),
       ...listed('books unbalanced', ledger.booksUnbalanced),
       ...listed("other account's objects changed", othersChanged),
       ...listed('Object.prototype', prototype),
       ...listed('exits', exits),
-      ...listed(`/healthz over ${HEALTHZ_BOUND_MS} ms or failed (worst first)`, healthz.worst.filter((w) => w.ms > HEALTHZ_BOUND_MS || !w.ok).map((w) => `${w.ms.toFixed(0)} ms${w.ok ? '' : ` (${w.error})`}; in flight: ${w.inFlight.join(' | ') || 'nothing'}`)),
+      ...listed(`/healthz over ${HEALTHZ_BOUND_MS} ms or failed outside hangs (worst first)`, healthzCalm.worst.filter((w) => w.ms > HEALTHZ_BOUND_MS || !w.ok).map((w) => `${w.ms.toFixed(0)} ms${w.ok ? '' : ` (${w.error})`}; in flight: ${w.inFlight.join(' | ') || 'nothing'}`)),
       ...(failures.length ? [`distinct failures: ${failures.length}`, ...failures] : []),
     ];
     console.log(lines.join('\n'));
     if (process.env.FUZZ_REPORT) fs.writeFileSync(process.env.FUZZ_REPORT, `${lines.join('\n')}\n`);
+    if (process.env.FUZZ_TRACE) {
+      const trace = runner.sent.map((x) =>
+        JSON.stringify({ i: x.index, category: x.c.category, op: x.c.op.id, who: x.c.who, note: x.c.note.slice(0, 200), expect: x.c.expect, status: x.outcome.label, param: x.outcome.param, code: x.outcome.code, violations: x.outcome.violations.map((v) => v.kind) }),
+      );
+      fs.writeFileSync(process.env.FUZZ_TRACE, `${trace.join('\n')}\n`);
+    }
 
     const problems =
       judged.filter((s) => s.outcome.violations.length > 0).length +
@@ -213,6 +222,16 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
     await scratch.cleanup();
   }
 });
+
+/** Entries that differ only in ids and amounts, counted once with an example. */
+function grouped(items: readonly string[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const item of items) {
+    const key = item.replace(/req_[A-Za-z0-9]+/g, 'req_…').replace(/\d+/g, '#');
+    groups.set(key, [...(groups.get(key) ?? []), item]);
+  }
+  return [...groups.values()].map((g) => `${g.length} × ${g[0]}`);
+}
 
 function listed(title: string, items: readonly string[]): string[] {
   return items.length ? [`${title}: ${items.length}`, ...items.slice(0, 20).map((i) => `  - ${i}`), ...(items.length > 20 ? [`  … and ${items.length - 20} more`] : [])] : [];

@@ -40,12 +40,14 @@ const WEIGHTS: Record<Category, number> = {
 /** Operations of the compatible API weigh more than the admin API's. */
 const surfaceWeight = (surface: 'v1' | 'admin') => (surface === 'v1' ? 2 : 1);
 
-export function allCases(world: World): { arbitrary: fc.Arbitrary<Case>; pairs: { op: string; category: Category }[] } {
+export function allCases(world: World, only?: readonly string[]): { arbitrary: fc.Arbitrary<Case>; pairs: { op: string; category: Category }[] } {
   const weighted: { arbitrary: fc.Arbitrary<Case>; weight: number }[] = [];
   const pairs: { op: string; category: Category; arbitrary: fc.Arbitrary<Case>; surface: 'v1' | 'admin' }[] = [];
   for (const op of world.ops) {
     const categories = { ...requestCategories(world, op), ...bodyCategories(world, op) };
-    for (const [category, arbitrary] of Object.entries(categories) as [Category, fc.Arbitrary<Case>][]) pairs.push({ op: op.id, category, arbitrary, surface: op.surface });
+    for (const [category, arbitrary] of Object.entries(categories) as [Category, fc.Arbitrary<Case>][]) {
+      if (!only || only.includes(category)) pairs.push({ op: op.id, category, arbitrary, surface: op.surface });
+    }
   }
   // A category's share of the run is its weight, however many operations it applies to.
   for (const p of pairs) {
@@ -55,8 +57,8 @@ export function allCases(world: World): { arbitrary: fc.Arbitrary<Case>; pairs: 
   return { arbitrary: fc.oneof(...weighted), pairs };
 }
 
-export function sampleCases(world: World, seed: number, count: number): Case[] {
-  const { arbitrary, pairs } = allCases(world);
+export function sampleCases(world: World, seed: number, count: number, only?: readonly string[]): Case[] {
+  const { arbitrary, pairs } = allCases(world, only);
   const cases = fc.sample(arbitrary, { seed, numRuns: count });
   // Make sure every applicable pair is sent at least once, whatever the count.
   const seen = new Set(cases.map((c) => `${c.op.id} ${c.category}`));

@@ -25,7 +25,7 @@ export interface Sent {
 export interface Incident {
   kind: 'hang' | 'exit';
   at: number;
-  /** the cases in flight, earliest first */
+  /** the cases in flight, earliest first, then those answered just before */
   suspects: Case[];
   /** the suspect that hung or killed the server again when replayed alone */
   culprit: Case | null;
@@ -135,7 +135,10 @@ export class Runner {
   private recover(kind: Incident['kind'], detail: string): Promise<void> {
     this.recovering ??= (async () => {
       const from = this.opts.lastHealthy();
-      const suspects = [...this.inFlight.values()].sort((a, b) => a.start - b.start).map((f) => f.c);
+      // In flight, earliest first; then those answered just before the stall, which may
+      // have left work running after their answer (latest first).
+      const recent = this.sent.filter((s) => s.end >= from - 1_000).sort((a, b) => b.end - a.end).map((s) => s.c);
+      const suspects = [...[...this.inFlight.values()].sort((a, b) => a.start - b.start).map((f) => f.c), ...recent].slice(0, 12);
       const incident: Incident = { kind, at: now(), suspects, culprit: null, detail };
       this.incidents.push(incident);
       await this.restart();
