@@ -4,8 +4,17 @@
 // one line `{"port": N}` on stdout. Adds one debug route, /__fuzz/probe (outside the
 // contract, so it is neither fuzzed nor published), that reports whether
 // Object.prototype was polluted.
+import { Worker } from 'node:worker_threads';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+
+// A hung server cannot notice that the fuzzer is gone (a test timeout kills it): a
+// thread of its own does, and ends the process, so no orphan keeps burning CPU.
+new Worker(
+  `const { workerData } = require('node:worker_threads');
+   setInterval(() => { if (process.ppid !== workerData.ppid) process.kill(process.pid, 'SIGKILL'); }, 500);`,
+  { eval: true, workerData: { ppid: process.ppid } },
+).unref();
 
 const env = process.env;
 const url = env.FUZZ_DATABASE_URL;

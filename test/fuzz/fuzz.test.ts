@@ -131,11 +131,13 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
     const exitCode = await server.stop();
 
     const judged = runner.sent.filter((s) => !s.disturbed);
-    const idOf = (s: Sent) => s.outcome.requestId;
-    const ok = new Set(judged.filter((s) => s.outcome.status !== null && s.outcome.status < 300).map(idOf).filter((x): x is string => !!x));
-    const refused = new Set(judged.filter((s) => (s.outcome.status ?? 0) >= 400).map(idOf).filter((x): x is string => !!x));
-    const named = new Set([...judged.flatMap((s) => (s.outcome.status !== null && s.outcome.status < 300 ? s.outcome.ids : [])), ...adminAfter.created]);
-    const adminPosts = judged.filter((s) => s.c.op.surface === 'admin' && s.c.op.method === 'POST' && (s.outcome.status ?? 999) < 300).length;
+    const answered = [...judged, ...runner.replayed];
+    const outcomes = answered.map((s) => s.outcome);
+    const ids = (pick: (status: number) => boolean) => new Set(outcomes.filter((o) => o.status !== null && pick(o.status) && o.requestId).map((o) => o.requestId!));
+    const ok = ids((status) => status < 300);
+    const refused = ids((status) => status >= 400);
+    const named = new Set([...outcomes.flatMap((o) => (o.status !== null && o.status < 300 ? o.ids : [])), ...adminAfter.created]);
+    const adminPosts = answered.filter((s) => s.c.op.surface === 'admin' && s.c.op.method === 'POST' && (s.outcome.status ?? 999) < 300).length;
     const ledger = await checkLedger(database, { before, ok, refused, named, fixedAccounts: [setup.accounts.A, setup.accounts.B], adminPosts });
     const balancesAfter = await database.selectFrom('accounts').select(['id', 'balance']).where('id', 'in', [setup.accounts.A, setup.accounts.B]).execute();
     for (const b of balancesBefore) {

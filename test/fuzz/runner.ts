@@ -63,6 +63,8 @@ export class Runner {
   unsent = 0;
   /** epoch ms windows from a stall's start to the end of its recovery */
   readonly troubled: [number, number][] = [];
+  /** answers to suspects replayed alone (their charges and rows are accounted like any other) */
+  readonly replayed: { c: Case; outcome: Outcome }[] = [];
 
   constructor(
     private readonly server: ServerProcess,
@@ -173,6 +175,7 @@ export class Runner {
     });
     const result = await Promise.race([sendRaw(this.server.port, c.build(), this.opts.timeoutMs), stall]);
     clearInterval(watch);
+    if (result?.kind === 'response') this.replayed.push({ c, outcome: judge(c, result) });
     // A hang, or an answer after which the server is gone.
     const hung = result === null || !this.server.running || (result.kind === 'timeout' && !(await this.healthy()));
     if (hung) await this.restart();
