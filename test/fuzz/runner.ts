@@ -106,6 +106,8 @@ export class Runner {
       await Promise.all(Array.from({ length: this.opts.concurrency }, worker));
     } finally {
       clearInterval(watchdog);
+      // A hang noticed by the last requests is still being dealt with.
+      while (this.recovering) await this.recovering;
     }
   }
 
@@ -128,9 +130,13 @@ export class Runner {
     this.sent.push({ index, c, outcome, start, end: now(), size: (req.body?.length ?? 0) + req.target.length, disturbed });
   }
 
+  /** Asked twice, so a pause of this process (not the server's) is not taken for a hang. */
   private async healthy(): Promise<boolean> {
-    const r = await sendRaw(this.server.port, { method: 'GET', target: '/healthz', headers: [], body: null }, 1_500);
-    return r.kind === 'response' && r.response.status === 200;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const r = await sendRaw(this.server.port, { method: 'GET', target: '/healthz', headers: [], body: null }, 1_500);
+      if (r.kind === 'response' && r.response.status === 200) return true;
+    }
+    return false;
   }
 
   /** One restart, however many notice the trouble; then the suspects are isolated. */

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stackOf } from './stack-probe.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -17,6 +18,8 @@ export interface ChildExit {
   killedByUs: boolean;
   /** the last lines it wrote to stderr */
   stderr: string;
+  /** for a hang: the top of the JavaScript stack it was stuck in */
+  stack?: string[];
 }
 
 export class ServerProcess {
@@ -25,6 +28,7 @@ export class ServerProcess {
   private child: ChildProcess | null = null;
   private killing = false;
   private stderrTail = '';
+  private inspector: string | null = null;
 
   constructor(private readonly env: Record<string, string>) {}
 
@@ -34,7 +38,8 @@ export class ServerProcess {
 
   /** Starts the child and resolves once it listens. */
   async start(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'child-server.ts')], {
+    // The inspector, on a loopback port, tells where a hung server is stuck (stack-probe.ts).
+    const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', '--import', 'tsx', path.join(here, 'child-server.ts')], {
       cwd: root,
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -42,8 +47,11 @@ export class ServerProcess {
     this.child = child;
     this.killing = false;
     this.stderrTail = '';
+    this.inspector = null;
     child.stderr!.on('data', (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-4000);
+      const text = chunk.toString();
+      this.inspector ??= /Debugger listening on (ws:\/\/\S+)/.exec(text)?.[1] ?? null;
+      this.stderrTail = (this.stderrTail + text.replace(/^(Debugger (listening on|attached|ending on)|For help, see|Waiting for the debugger).*\n/gm, '')).slice(-4000);
     });
     child.once('exit', (code, signal) => {
       this.exits.push({ at: Date.now(), code, signal, killedByUs: this.killing, stderr: this.stderrTail });
@@ -81,10 +89,18 @@ export class ServerProcess {
     }
   }
 
-  /** Kills a hung child outright and starts a new one on the same database. */
+  /** Kills a hung child outright (after asking where it is stuck) and starts a new one on the same database. */
   async restart(): Promise<void> {
+    const stack = this.child ? await this.stuckAt() : null;
     await this.kill('SIGKILL');
+    const last = this.exits.at(-1);
+    if (last && stack) last.stack = stack;
     await this.start();
+  }
+
+  /** The JavaScript stack of a running child, through its inspector (null without one). */
+  private async stuckAt(): Promise<string[] | null> {
+    return this.inspector ? stackOf(this.inspector) : null;
   }
 
   /** A clean stop: SIGTERM lets the service flush its activity log and close storage. Returns the exit code. */
