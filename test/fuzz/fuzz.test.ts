@@ -12,12 +12,15 @@
 //   FUZZ_ONLY    comma-separated categories, to focus a run (e.g. pathological-schema)
 //   FUZZ_TRACE   write every case and its answer to this file, one JSON line each
 //   FUZZ_SLICE   from:to, send only those of the seed's cases (indices as in the trace)
+//   FUZZ_QUARANTINE=case  after a hang skip only that very case, not its whole category
+//                (to list every hang; give it a FUZZ_DEADLINE_MS to match)
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { ADMIN_TOKEN, scratchDatabase } from '../helpers/test-server.ts';
+import type { Case } from './case.ts';
 import { sampleCases } from './generate.ts';
 import { checkLedger, openDatabase, snapshot } from './ledger-check.ts';
 import { distinctFailures, reproduction, summaryTable, violationCount, type HealthzStats, type Summary } from './report.ts';
@@ -90,14 +93,18 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
     const balancesBefore = await database.selectFrom('accounts').select(['id', 'balance']).where('id', 'in', [setup.accounts.A, setup.accounts.B]).execute();
 
     const probes: { afterRequests: number; probe: Probe }[] = [];
-    const probe = async (afterRequests: number) => {
+    const probe = async (afterRequests: number): Promise<boolean> => {
       try {
         const res = await fetch(`${server.origin}/__fuzz/probe`, { signal: AbortSignal.timeout(5_000) });
-        probes.push({ afterRequests, probe: (await res.json()) as Probe });
+        const p = (await res.json()) as Probe;
+        probes.push({ afterRequests, probe: p });
+        return p.added.length + p.removed.length + p.changed.length + p.inherited.length > 0;
       } catch {
-        // A hung or restarting server: the runner deals with it.
+        return false; // a hung or restarting server: the runner deals with it
       }
     };
+    // After every prototype attack, and every 100 requests whatever they were.
+    const afterCase = (c: Case, done: number) => (c.category.startsWith('proto') || done % 100 === 0 ? probe(done) : Promise.resolve(false));
     const runner = new Runner(server, {
       concurrency: CONCURRENCY,
       timeoutMs: REQUEST_TIMEOUT_MS,
@@ -108,7 +115,8 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
         lastHealthy = Date.now();
         poller.postMessage({ type: 'port', port });
       },
-      every: probe,
+      after: afterCase,
+      quarantine: process.env.FUZZ_QUARANTINE === 'case' ? 'case' : 'category',
       deadline: performance.timeOrigin + t0 + DEADLINE_MS,
     });
     const generated = performance.now();
@@ -153,7 +161,7 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
     const prototype = prototypeFindings(probes, runner.sent, world.secrets);
     const exits = server.exits
       .filter((e) => !(e === server.exits.at(-1) && e.killedByUs && exitCode === 0))
-      .map((e) => `${e.killedByUs ? 'killed (hung)' : 'exited by itself'}: code ${e.code}, signal ${e.signal}${e.stderr ? `, stderr: ${e.stderr.slice(-300)}` : ''}${e.stack ? `\n      stuck at: ${e.stack.join('\n        ')}` : ''}`);
+      .map((e) => `${e.killedByUs ? 'killed (hung)' : 'exited by itself'}: code ${e.code}, signal ${e.signal}${e.stderr ? `, stderr: ${e.stderr.slice(-300)}` : ''}`);
     if (exitCode !== 0) exits.push(`clean stop exited with code ${exitCode}`);
     const healthz = healthzStats(samples, runner);
     const healthzCalm = healthzStats(samples.filter((x) => !runner.troubled.some(([from, to]) => x.at + x.ms >= from && x.at <= to)), runner);
@@ -171,7 +179,7 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
       healthz,
       healthzCalm,
       notes: [
-        `timing: set-up ${Math.round(generated - t0)} ms, generation ${Math.round(started - generated)} ms, requests ${Math.round(ran - started)} ms (${Math.round((runner.sent.length / (ran - started)) * 1000)}/s at ${CONCURRENCY} in flight); CPU: server ${cpu.server.toFixed(1)} s${runner.incidents.length ? ' (since its last restart)' : ''}, fuzzer ${((cpu.fuzzer.user + cpu.fuzzer.system) / 1e6).toFixed(1)} s`,
+        `timing: set-up ${Math.round(generated - t0)} ms, generation ${Math.round(started - generated)} ms, requests ${Math.round(ran - started)} ms (${Math.round((runner.sent.length / (ran - started)) * 1000)}/s at ${CONCURRENCY} in flight); CPU: server ${cpu.server.toFixed(1)} s, fuzzer ${((cpu.fuzzer.user + cpu.fuzzer.system) / 1e6).toFixed(1)} s`,
         `machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} (1 / 5 / 15 min)`,
         ...(runner.unsent ? [`deadline: stopped after ${Math.round(DEADLINE_MS / 1000)} s with ${runner.unsent} of ${cases.length} cases unsent`] : []),
         ...setup.baseRefused.map((b) => `base request refused: ${b}`), ...setup.unlistedAdmin.map((r) => `admin route without a schema in ADMIN_SCHEMAS: ${r}`)],
@@ -183,6 +191,7 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
       ...runner.incidents.flatMap((i) => [
         `incident at ${((i.at - performance.timeOrigin - t0) / 1000).toFixed(1)} s: the server ${i.kind === 'hang' ? 'hung' : 'exited'} (${i.detail}); ${i.suspects.length} suspects; ${i.culprit ? 'replayed alone, this one did it again:' : `none did it again when replayed alone: ${i.suspects.map((c) => `${c.category} ${c.op.id}: ${c.note.slice(0, 80)}`).join(' | ')}`}`,
         ...(i.culprit ? [reproduction(i.culprit, i.kind === 'hang' ? 'none: the server hung' : 'none: the server exited', world.secrets)] : []),
+        ...(i.stack ? [`    stuck at: ${i.stack.join(' < ')}`] : []),
       ]),
       ...[...runner.quarantined].map(([pair, skipped]) => `  quarantined after a hang or exit: ${pair} (${skipped} cases skipped)`),
       ...listed('rows leaked', ledger.rowsLeaked),

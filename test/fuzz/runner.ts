@@ -29,6 +29,8 @@ export interface Incident {
   suspects: Case[];
   /** the suspect that hung or killed the server again when replayed alone */
   culprit: Case | null;
+  /** where the hung server was stuck (top of its JavaScript stack) */
+  stack: string[] | null;
   detail: string;
 }
 
@@ -42,14 +44,18 @@ export interface RunnerOptions {
   lastHealthy: () => number;
   onPause: () => void;
   onRestart: (port: number) => void;
-  /** called every 250 requests (the prototype probe) */
-  every?: (done: number) => Promise<void>;
+  /**
+   * Called after each case (the prototype probe); true asks for a fresh server, so a
+   * polluted Object.prototype does not change how every later request is answered.
+   */
+  after?: (c: Case, done: number) => Promise<boolean>;
   /** epoch ms after which no new case is sent */
   deadline: number;
+  /** what a hang puts aside: the culprit's operation and category (default), or only the very case */
+  quarantine: 'category' | 'case';
 }
 
 const now = () => performance.timeOrigin + performance.now();
-const pairOf = (c: Case) => `${c.op.id} ${c.category}`;
 
 export class Runner {
   readonly sent: Sent[] = [];
@@ -70,6 +76,10 @@ export class Runner {
     private readonly server: ServerProcess,
     private readonly opts: RunnerOptions,
   ) {}
+
+  private pairOf(c: Case): string {
+    return this.opts.quarantine === 'case' ? `${c.op.id} ${c.category}: ${c.note}` : `${c.op.id} ${c.category}`;
+  }
 
   async run(cases: readonly Case[]): Promise<void> {
     let next = 0;
@@ -94,12 +104,12 @@ export class Runner {
           this.unsent++;
           continue;
         }
-        if (this.quarantined.has(pairOf(c))) {
-          this.quarantined.set(pairOf(c), this.quarantined.get(pairOf(c))! + 1);
+        if (this.quarantined.has(this.pairOf(c))) {
+          this.quarantined.set(this.pairOf(c), this.quarantined.get(this.pairOf(c))! + 1);
           continue;
         }
         await this.one(index, c);
-        if (this.opts.every && this.sent.length % 250 === 0) await this.opts.every(this.sent.length);
+        if (this.opts.after && (await this.opts.after(c, this.sent.length))) await this.reset();
       }
     };
     try {
@@ -147,16 +157,29 @@ export class Runner {
       // have left work running after their answer (latest first).
       const recent = this.sent.filter((s) => s.end >= from - 1_000).sort((a, b) => b.end - a.end).map((s) => s.c);
       const suspects = [...[...this.inFlight.values()].sort((a, b) => a.start - b.start).map((f) => f.c), ...recent].slice(0, 12);
-      const incident: Incident = { kind, at: now(), suspects, culprit: null, detail };
+      const incident: Incident = { kind, at: now(), suspects, culprit: null, stack: null, detail };
       this.incidents.push(incident);
       await this.restart();
+      incident.stack = this.server.exits.at(-1)?.stack ?? null;
       for (const c of suspects) {
         if (await this.replayHangs(c)) {
           incident.culprit = c;
-          this.quarantined.set(pairOf(c), 0);
+          this.quarantined.set(this.pairOf(c), 0);
           break;
         }
       }
+      this.troubled.push([from, now()]);
+    })().finally(() => {
+      this.recovering = null;
+    });
+    return this.recovering;
+  }
+
+  /** A fresh server (same database), outside any incident. */
+  private reset(): Promise<void> {
+    this.recovering ??= (async () => {
+      const from = now();
+      await this.restart();
       this.troubled.push([from, now()]);
     })().finally(() => {
       this.recovering = null;

@@ -78,8 +78,15 @@ export class ServerProcess {
     return this.child !== null;
   }
 
-  /** CPU seconds the current child has used (Linux /proc; 0 elsewhere). */
+  /** CPU seconds of the children that are gone */
+  private cpuOfPast = 0;
+
+  /** CPU seconds all children have used so far (Linux /proc; 0 elsewhere). */
   cpuSeconds(): number {
+    return this.cpuOfPast + this.cpuOfCurrent();
+  }
+
+  private cpuOfCurrent(): number {
     try {
       const fields = fs.readFileSync(`/proc/${this.child?.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
       // utime and stime, in clock ticks of 1/100 s
@@ -92,6 +99,7 @@ export class ServerProcess {
   /** Kills a hung child outright (after asking where it is stuck) and starts a new one on the same database. */
   async restart(): Promise<void> {
     const stack = this.child ? await this.stuckAt() : null;
+    this.cpuOfPast += this.cpuOfCurrent();
     await this.kill('SIGKILL');
     const last = this.exits.at(-1);
     if (last && stack) last.stack = stack;
