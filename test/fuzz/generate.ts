@@ -40,7 +40,7 @@ const WEIGHTS: Record<Category, number> = {
 /** Operations of the compatible API weigh more than the admin API's. */
 const surfaceWeight = (surface: 'v1' | 'admin') => (surface === 'v1' ? 2 : 1);
 
-export function allCases(world: World, only?: readonly string[]): { arbitrary: fc.Arbitrary<Case>; pairs: { op: string; category: Category }[] } {
+function allCases(world: World, only?: readonly string[]): { arbitrary: fc.Arbitrary<Case>; pairs: { op: string; category: Category }[] } {
   const weighted: { arbitrary: fc.Arbitrary<Case>; weight: number }[] = [];
   const pairs: { op: string; category: Category; arbitrary: fc.Arbitrary<Case>; surface: 'v1' | 'admin' }[] = [];
   for (const op of world.ops) {

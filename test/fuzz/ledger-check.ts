@@ -6,7 +6,13 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../../src/store/schema.ts';
 
-export function openDatabase(url: string): Kysely<Database> {
+/** The database, opened on first use and closed (if it was) at the end. */
+export function lazyDatabase(url: string): { open(): Kysely<Database>; close(): Promise<void> } {
+  let db: Kysely<Database> | undefined;
+  return { open: () => (db ??= openDatabase(url)), close: async () => db?.destroy() };
+}
+
+function openDatabase(url: string): Kysely<Database> {
   if (url.startsWith('sqlite:')) {
     return new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(url.slice('sqlite:'.length), { readonly: true, fileMustExist: true }) }) });
   }

@@ -137,8 +137,3 @@ export function adminOperations(): { ops: Operation[]; unlisted: string[] } {
   });
   return { ops, unlisted };
 }
-
-/** `/v1/chat/completions/{completion_id}/messages` → `/v1/chat/completions`: where ids for the param come from. */
-export function collectionOf(path: string, param: string): string {
-  return path.slice(0, path.indexOf(`/{${param}}`));
-}

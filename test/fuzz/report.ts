@@ -1,27 +1,19 @@
 // The printed summary, and one reproduction per distinct failure (the smallest request
 // that showed it), so a failing run says what to fix without a rerun.
 import type { Case } from './case.ts';
-import type { Sent } from './runner.ts';
-
-export interface HealthzStats {
-  samples: number;
-  failed: number;
-  over: number;
-  maxMs: number;
-  p99Ms: number;
-  /** the slowest samples, with the requests in flight then */
-  worst: { at: number; ms: number; ok: boolean; error?: string; inFlight: string[] }[];
-}
+import type { LedgerFindings } from './ledger-check.ts';
+import { HEALTHZ_BOUND_MS, type HealthzStats } from './healthz.ts';
+import type { Incident, Sent } from './runner.ts';
 
 export interface Summary {
   seed: number;
   database: string;
   sent: Sent[];
-  paramMismatches: number;
-  rowsLeaked: string[];
-  creditsLeaked: string[];
-  holdsLeft: string[];
-  booksUnbalanced: string[];
+  /** hangs and exits, with when they happened (s from the start) */
+  incidents: (Incident & { atS: number })[];
+  /** operation + category pairs put aside after a hang, and how many cases were skipped */
+  quarantined: [string, number][];
+  ledger: LedgerFindings;
   othersChanged: string[];
   prototype: string[];
   adminAfter: string[];
@@ -30,11 +22,75 @@ export interface Summary {
   /** the same figures without the windows of hangs and restarts */
   healthzCalm: HealthzStats;
   notes: string[];
+  secrets: Record<string, string>;
+}
+
+/** Everything that breaks the gate; 0 passes. */
+export function problemCount(s: Summary): number {
+  const l = s.ledger;
+  return (
+    s.sent.filter((x) => !x.disturbed && x.outcome.violations.length > 0).length +
+    l.rowsLeaked.length +
+    l.creditsLeaked.length +
+    l.holdsLeft.length +
+    l.booksUnbalanced.length +
+    s.othersChanged.length +
+    s.prototype.length +
+    s.adminAfter.length +
+    s.exits.length +
+    s.incidents.length +
+    s.healthz.over +
+    s.healthz.failed
+  );
+}
+
+/** The summary table, the notes, then every finding with a reproduction. */
+export function renderReport(s: Summary): string {
+  const failures = distinctFailures(s.sent, s.secrets);
+  const l = s.ledger;
+  return [
+    summaryTable(s),
+    ...s.notes.map((x) => `  note: ${x}`),
+    ...s.incidents.flatMap((i) => [
+      `incident at ${i.atS.toFixed(1)} s: the server ${i.kind === 'hang' ? 'hung' : 'exited'} (${i.detail}); ${i.suspects.length} suspects; ${
+        i.culprit ? 'replayed alone, this one did it again:' : `none did it again when replayed alone: ${i.suspects.map((c) => `${c.category} ${c.op.id}: ${c.note.slice(0, 80)}`).join(' | ')}`
+      }`,
+      ...(i.culprit ? [reproduction(i.culprit, i.kind === 'hang' ? 'none: the server hung' : 'none: the server exited', s.secrets)] : []),
+      ...(i.stack ? [`    stuck at: ${i.stack.join(' < ')}`] : []),
+    ]),
+    ...s.quarantined.map(([pair, skipped]) => `  quarantined after a hang or exit: ${pair} (${skipped} cases skipped)`),
+    ...listed('rows leaked', l.rowsLeaked),
+    ...listed('credits leaked', grouped(l.creditsLeaked)),
+    ...listed('holds left', l.holdsLeft),
+    ...listed('books unbalanced', l.booksUnbalanced),
+    ...listed("other account's objects changed", s.othersChanged),
+    ...listed('Object.prototype', s.prototype),
+    ...listed('exits', s.exits),
+    ...listed(
+      `/healthz over ${HEALTHZ_BOUND_MS} ms or failed outside hangs (worst first)`,
+      s.healthzCalm.worst.filter((w) => w.ms > HEALTHZ_BOUND_MS || !w.ok).map((w) => `${w.ms.toFixed(0)} ms${w.ok ? '' : ` (${w.error})`}; in flight: ${w.inFlight.join(' | ') || 'nothing'}`),
+    ),
+    ...(failures.length ? [`distinct failures: ${failures.length}`, ...failures] : []),
+  ].join('\n');
+}
+
+/** Entries that differ only in ids and amounts, counted once with an example. */
+function grouped(items: readonly string[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const item of items) {
+    const key = item.replace(/req_[A-Za-z0-9]+/g, 'req_…').replace(/\d+/g, '#');
+    groups.set(key, [...(groups.get(key) ?? []), item]);
+  }
+  return [...groups.values()].map((g) => `${g.length} × ${g[0]}`);
+}
+
+function listed(title: string, items: readonly string[]): string[] {
+  return items.length ? [`${title}: ${items.length}`, ...items.slice(0, 20).map((i) => `  - ${i}`), ...(items.length > 20 ? [`  … and ${items.length - 20} more`] : [])] : [];
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
 
-export function statusCounts(sent: readonly Sent[]): Record<string, number> {
+function statusCounts(sent: readonly Sent[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const s of sent) {
     const label = s.disturbed ? 'lost in a restart' : s.outcome.parserClose ? 'closed (HTTP-level garbage)' : s.outcome.label;
@@ -43,11 +99,11 @@ export function statusCounts(sent: readonly Sent[]): Record<string, number> {
   return counts;
 }
 
-export function violationCount(sent: readonly Sent[], kinds: readonly string[]): number {
+function violationCount(sent: readonly Sent[], kinds: readonly string[]): number {
   return sent.filter((s) => !s.disturbed && s.outcome.violations.some((v) => kinds.includes(v.kind))).length;
 }
 
-export function summaryTable(s: Summary): string {
+function summaryTable(s: Summary): string {
   const judged = s.sent.filter((x) => !x.disturbed);
   const counts = Object.entries(statusCounts(s.sent)).sort(([a], [b]) => a.localeCompare(b));
   const rows: [string, string][] = [
@@ -60,15 +116,15 @@ export function summaryTable(s: Summary): string {
     ['timeouts', n(violationCount(judged, ['timeout']))],
     ['accepted but should be refused', `${n(violationCount(judged, ['accepted']))} (of ${n(judged.filter((x) => x.c.expect.refuse || x.c.expect.status).length)} that must be refused)`],
     ['wrong status / code', n(violationCount(judged, ['status', 'code']))],
-    ['param mismatches', `${n(s.paramMismatches)} (of ${n(judged.filter((x) => x.c.expect.param && x.outcome.status !== null && x.outcome.status >= 400).length)} refusals whose param was checked)`],
-    ['rows leaked', n(s.rowsLeaked.length)],
-    ['credits leaked', n(s.creditsLeaked.length)],
-    ['holds left', n(s.holdsLeft.length)],
-    ['books unbalanced', n(s.booksUnbalanced.length)],
+    ['param mismatches', `${n(violationCount(judged, ['param']))} (of ${n(judged.filter((x) => x.c.expect.param && x.outcome.status !== null && x.outcome.status >= 400).length)} refusals whose param was checked)`],
+    ['rows leaked', n(s.ledger.rowsLeaked.length)],
+    ['credits leaked', n(s.ledger.creditsLeaked.length)],
+    ['holds left', n(s.ledger.holdsLeft.length)],
+    ['books unbalanced', n(s.ledger.booksUnbalanced.length)],
     ["other account's objects changed", n(s.othersChanged.length)],
     ['Object.prototype changes', n(s.prototype.length)],
     ['admin API after the run', s.adminAfter.length ? s.adminAfter.join('; ') : 'ok'],
-    ['child exits / restarts', n(s.exits.length)],
+    ['hangs / exits of the server', `${n(s.incidents.length)} (restarts: ${n(s.exits.length)})`],
     ['/healthz', healthzLine(s.healthz)],
     ['/healthz outside hangs', healthzLine(s.healthzCalm)],
   ];
@@ -93,7 +149,7 @@ function fingerprint(s: Sent): string {
  * Failures grouped by what went wrong (the violated invariants, the category and the
  * answer's fingerprint), with the operations that showed it and the smallest case.
  */
-export function distinctFailures(sent: readonly Sent[], secrets: Record<string, string>): string[] {
+function distinctFailures(sent: readonly Sent[], secrets: Record<string, string>): string[] {
   const groups = new Map<string, Sent[]>();
   for (const s of sent) {
     if (s.disturbed || s.outcome.violations.length === 0) continue;
@@ -156,4 +212,4 @@ function categoryLine(sent: readonly Sent[]): string {
 }
 
 const healthzLine = (h: HealthzStats) =>
-  `${n(h.samples)} polls, max ${h.maxMs.toFixed(1)} ms, p99 ${h.p99Ms.toFixed(1)} ms, over 100 ms: ${n(h.over)}, failed: ${n(h.failed)}`;
+  `${n(h.samples)} polls (every ${h.everyMs.toFixed(0)} ms), max ${h.maxMs.toFixed(1)} ms, p99 ${h.p99Ms.toFixed(1)} ms, over ${HEALTHZ_BOUND_MS} ms: ${n(h.over)}, failed: ${n(h.failed)}`;

@@ -135,8 +135,10 @@ export class Runner {
     const result = await sendRaw(this.server.port, req, this.opts.timeoutMs);
     this.inFlight.delete(index);
     const outcome = judge(c, result);
-    // Caught in a hang or exit: the incident speaks for it.
-    const disturbed = this.epoch !== epoch && result.kind !== 'response';
+    // Caught in a hang or exit: the incident speaks for it. (A server that died refuses
+    // connections before the watchdog notices.)
+    const died = !this.server.running || this.server.exits.some((e) => e.at >= start - 1_000);
+    const disturbed = (this.epoch !== epoch || died) && result.kind !== 'response';
     this.sent.push({ index, c, outcome, start, end: now(), size: (req.body?.length ?? 0) + req.target.length, disturbed });
   }
 
@@ -160,7 +162,13 @@ export class Runner {
       const incident: Incident = { kind, at: now(), suspects, culprit: null, stack: null, detail };
       this.incidents.push(incident);
       await this.restart();
-      incident.stack = this.server.exits.at(-1)?.stack ?? null;
+      const exit = this.server.exits.at(-1);
+      incident.stack = exit?.stack ?? null;
+      // A server that died while we were making sure it hung: an exit after all.
+      if (exit && !exit.killedByUs) {
+        incident.kind = 'exit';
+        incident.detail = `signal ${exit.signal}, code ${exit.code}${exit.fatal ? `: ${exit.fatal}` : ''}`;
+      }
       for (const c of suspects) {
         if (await this.replayHangs(c)) {
           incident.culprit = c;

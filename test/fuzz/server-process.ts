@@ -20,6 +20,8 @@ export interface ChildExit {
   stderr: string;
   /** for a hang: the top of the JavaScript stack it was stuck in */
   stack?: string[];
+  /** for a crash: the fatal error line it printed */
+  fatal?: string;
 }
 
 export class ServerProcess {
@@ -51,10 +53,13 @@ export class ServerProcess {
     child.stderr!.on('data', (chunk: Buffer) => {
       const text = chunk.toString();
       this.inspector ??= /Debugger listening on (ws:\/\/\S+)/.exec(text)?.[1] ?? null;
-      this.stderrTail = (this.stderrTail + text.replace(/^(Debugger (listening on|attached|ending on)|For help, see|Waiting for the debugger).*\n/gm, '')).slice(-4000);
+      this.stderrTail = (this.stderrTail + text.replace(/^(Debugger (listening on|attached|ending on)|For help, see|Waiting for the debugger).*\n/gm, '')).slice(-16_000);
     });
     child.once('exit', (code, signal) => {
-      this.exits.push({ at: Date.now(), code, signal, killedByUs: this.killing, stderr: this.stderrTail });
+      const fatal = /(FATAL ERROR:[^\n]*|# Fatal error[^\n]*\n#[^\n]*)/.exec(this.stderrTail)?.[1]?.replace(/\n#\s*/g, ' ');
+      // Ours only if it died of the signal we sent: a crash can beat the kill to it.
+      const ours = this.killing && (signal === 'SIGKILL' || signal === 'SIGTERM' || (signal === null && code === 0));
+      this.exits.push({ at: Date.now(), code, signal, killedByUs: ours, stderr: this.stderrTail, ...(fatal ? { fatal } : {}) });
       if (this.child === child) this.child = null;
     });
     this.port = await new Promise<number>((resolve, reject) => {

@@ -3,7 +3,7 @@
 // megabyte, arrays of 100,000 items, 5,000 levels of nesting, JSON text that
 // JSON.stringify cannot produce (1e400, -0) and strings with invalid UTF-8 bytes.
 import fc from 'fast-check';
-import { jsonTypeOf, type JsonSchema, type JsonType, type SchemaSet } from './json-schema.ts';
+import type { JsonSchema, JsonType, SchemaSet } from './json-schema.ts';
 
 export type Hostile =
   | { t: 'json'; v: unknown }
@@ -238,6 +238,3 @@ export const PATHOLOGICAL_SCHEMAS: readonly { name: string; schema: Hostile }[] 
   { name: 'patternProperties ReDoS', schema: json({ type: 'object', patternProperties: { '^(a+)+$': { type: 'string' } }, minProperties: 3 }) },
   { name: 'dependentRequired cycle', schema: json({ type: 'object', required: ['a'], dependentRequired: { a: ['b'], b: ['a'] }, properties: { a: { not: {} } } }) },
 ];
-
-/** The JSON type of a plain value, for wrong-type descriptions. */
-export const typeName = (v: unknown): string => jsonTypeOf(v);

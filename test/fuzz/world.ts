@@ -55,7 +55,7 @@ export function baseBody(world: World, op: Operation, who: Who): Record<string, 
 }
 
 /** A value for a path parameter the caller owns, or a plausible unknown one. */
-export function ownId(world: World, op: Operation, param: string, who: Who): string {
+function ownId(world: World, op: Operation, param: string, who: Who): string {
   const coll = op.path.slice(0, op.path.indexOf(`/{${param}}`));
   const pool = world.ids.get(coll);
   const list = pool ? pool[who] : [];
@@ -70,7 +70,7 @@ export function ownPath(world: World, op: Operation, who: Who): string {
   return fillPath(op, Object.fromEntries(op.pathParams.map((p) => [p, encodeURIComponent(ownId(world, op, p, who))])));
 }
 
-export function authHeader(world: World, who: Who): [string, string] {
+function authHeader(world: World, who: Who): [string, string] {
   return ['Authorization', `Bearer ${world.secrets[who]}`];
 }
 
