@@ -79,7 +79,9 @@ function queryCategories(world: World, op: Operation): Partial<Record<Category, 
   if (plans) {
     out['query-hostile'] = plans.map((plan) => {
       let expect: Expect = {};
-      if (plan.judged && world.baseOk.get(op.id)) {
+      // Past the HTTP parser's header limit (16 KB) the URL is an HTTP-level matter.
+      if (plan.text.length > 12_000) expect = { parserLevel: true };
+      else if (plan.judged && world.baseOk.get(op.id)) {
         const schema = op.query[plan.judged.param]!;
         // The admin API reads a repeated param as a list too; objects only come from brackets.
         if (!queryValid(schema, plan.judged.value, (s) => set.resolve(s))) expect = { refuse: true, param: { field: plan.judged.param, exact: false } };

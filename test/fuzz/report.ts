@@ -67,8 +67,15 @@ export function renderReport(s: Summary): string {
     ...listed('Object.prototype', s.prototype),
     ...listed('exits', s.exits),
     ...listed(
-      `/healthz over ${HEALTHZ_BOUND_MS} ms or failed outside hangs (worst first)`,
-      s.healthzCalm.worst.filter((w) => w.ms > HEALTHZ_BOUND_MS || !w.ok).map((w) => `${w.ms.toFixed(0)} ms${w.ok ? '' : ` (${w.error})`}; in flight: ${w.inFlight.join(' | ') || 'nothing'}`),
+      `/healthz stalls outside hangs (polls over ${HEALTHZ_BOUND_MS} ms or failed, merged; longest first)`,
+      s.healthzCalm.stalls.map(
+        (w) =>
+          `${w.ms.toFixed(0)} ms, ${w.polls} polls${w.failed ? ` (${w.failed} unanswered)` : ''}; ${
+            w.culprit
+              ? `replayed alone, this one stalled /healthz again (${Number.isFinite(w.culprit.ms) ? `${w.culprit.ms.toFixed(0)} ms` : 'no answer'}):\n${reproduction(w.culprit.c, w.culprit.answer, s.secrets)}`
+              : `in flight: ${w.inFlight.map((x) => `${x.c.category} ${x.c.op.id}: ${x.c.note.slice(0, 100)}`).slice(0, 8).join(' | ') || 'nothing'}`
+          }`,
+      ),
     ),
     ...(failures.length ? [`distinct failures: ${failures.length}`, ...failures] : []),
   ].join('\n');
@@ -126,7 +133,7 @@ function summaryTable(s: Summary): string {
     ['admin API after the run', s.adminAfter.length ? s.adminAfter.join('; ') : 'ok'],
     ['hangs / exits of the server', `${n(s.incidents.length)} (restarts: ${n(s.exits.length)})`],
     ['/healthz', healthzLine(s.healthz)],
-    ['/healthz outside hangs', healthzLine(s.healthzCalm)],
+    ['/healthz outside hangs', `${healthzLine(s.healthzCalm)}; stalls: ${n(s.healthzCalm.stalls.length)}`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return [`fuzz summary (seed ${s.seed}, ${s.database})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');

@@ -219,6 +219,11 @@ export class Runner {
     return hung;
   }
 
+  /** Sends one case alone after the run (to pin a /healthz stall on it); true when it hung or killed the server. */
+  replayAlone(c: Case): Promise<boolean> {
+    return this.replayHangs(c);
+  }
+
   /** The cases in flight during [from, to] (epoch ms), for a slow /healthz sample. */
   overlapping(from: number, to: number): Sent[] {
     return this.sent.filter((s) => s.start <= to && s.end >= from);
