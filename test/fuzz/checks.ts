@@ -62,7 +62,8 @@ const namesField = (param: string | null | undefined, field: string, exact: bool
 
 const ID_PATTERN = /"id"\s*:\s*"([^"\\]{1,200})"/g;
 
-export function judge(c: Case, result: RawResult): Outcome {
+/** `method` is the one sent (a case may send another than its operation's). */
+export function judge(c: Case, result: RawResult, method: string): Outcome {
   const out: Outcome = { label: '', status: null, requestId: null, param: undefined, code: undefined, preview: '', parserClose: false, violations: [], ids: [] };
   const v = (kind: ViolationKind, detail: string) => out.violations.push({ kind, detail });
   if (result.kind === 'timeout') {
@@ -88,11 +89,14 @@ export function judge(c: Case, result: RawResult): Outcome {
   }
   if (status >= 500) v('5xx', `status ${status}`);
   if (status >= 400) {
-    const shape = errorShape(body);
-    if (!shape.ok) v('shape', shape.why);
-    else {
-      out.param = shape.value.error.param as string | null;
-      out.code = shape.value.error.code as string;
+    // An answer to HEAD has headers only: X-Request-Id is all it can show.
+    if (method !== 'HEAD') {
+      const shape = errorShape(body);
+      if (!shape.ok) v('shape', shape.why);
+      else {
+        out.param = shape.value.error.param as string | null;
+        out.code = shape.value.error.code as string;
+      }
     }
     if (!out.requestId) v('no-request-id', 'no X-Request-Id header');
   }

@@ -18,7 +18,7 @@ export interface RawRequest {
   endAfterWrite?: boolean;
 }
 
-export interface RawResponse {
+interface RawResponse {
   status: number;
   /** lower-cased names; repeated headers joined with ', ' */
   headers: Record<string, string>;
@@ -46,7 +46,7 @@ export function sendRaw(port: number, req: RawRequest, timeoutMs: number): Promi
     };
     const timer = setTimeout(() => finish({ kind: 'timeout', received, ms: performance.now() - started }), timeoutMs);
     const tryParse = (atEof: boolean) => {
-      const parsed = parseResponse(Buffer.concat(chunks), atEof);
+      const parsed = parseResponse(Buffer.concat(chunks), atEof, req.method === 'HEAD');
       if (parsed) finish({ kind: 'response', response: parsed, ms: performance.now() - started });
       return parsed !== null;
     };
@@ -81,8 +81,8 @@ export function sendRaw(port: number, req: RawRequest, timeoutMs: number): Promi
   });
 }
 
-/** Parses a complete response from `buf`, or returns null when more bytes are needed. */
-export function parseResponse(buf: Buffer, atEof: boolean): RawResponse | null {
+/** Parses a complete response from `buf`, or returns null when more bytes are needed. An answer to HEAD has no body. */
+function parseResponse(buf: Buffer, atEof: boolean, head: boolean): RawResponse | null {
   let offset = 0;
   // Skip interim 1xx answers (100 Continue).
   for (;;) {
@@ -105,6 +105,7 @@ export function parseResponse(buf: Buffer, atEof: boolean): RawResponse | null {
       offset = bodyStart;
       continue;
     }
+    if (head || status === 204 || status === 304) return { status, headers, body: Buffer.alloc(0) };
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       const body = dechunk(buf.subarray(bodyStart));
       if (body) return { status, headers, body };

@@ -134,7 +134,7 @@ export class Runner {
     this.inFlight.set(index, { c, start });
     const result = await sendRaw(this.server.port, req, this.opts.timeoutMs);
     this.inFlight.delete(index);
-    const outcome = judge(c, result);
+    const outcome = judge(c, result, req.method);
     // Caught in a hang or exit: the incident speaks for it. (A server that died refuses
     // connections before the watchdog notices.)
     const died = !this.server.running || this.server.exits.some((e) => e.at >= start - 1_000);
@@ -210,9 +210,10 @@ export class Runner {
         if (!this.server.running || now() - this.opts.lastHealthy() > this.opts.stallMs) resolve(null);
       }, 250);
     });
-    const result = await Promise.race([sendRaw(this.server.port, c.build(), this.opts.timeoutMs), stall]);
+    const req = c.build();
+    const result = await Promise.race([sendRaw(this.server.port, req, this.opts.timeoutMs), stall]);
     clearInterval(watch);
-    if (result?.kind === 'response') this.replayed.push({ c, outcome: judge(c, result) });
+    if (result?.kind === 'response') this.replayed.push({ c, outcome: judge(c, result, req.method) });
     // A hang, or an answer after which the server is gone.
     const hung = result === null || !this.server.running || (result.kind === 'timeout' && !(await this.healthy()));
     if (hung) await this.restart();
