@@ -82,18 +82,18 @@ export function sendRaw(port: number, req: RawRequest, timeoutMs: number): Promi
 }
 
 /** Parses a complete response from `buf`, or returns null when more bytes are needed. An answer to HEAD has no body. */
-function parseResponse(buf: Buffer, atEof: boolean, head: boolean): RawResponse | null {
+function parseResponse(buf: Buffer, atEof: boolean, bodiless: boolean): RawResponse | null {
   let offset = 0;
   // Skip interim 1xx answers (100 Continue).
   for (;;) {
     const end = buf.indexOf('\r\n\r\n', offset);
     if (end < 0) return null;
-    const head = buf.subarray(offset, end).toString('latin1').split('\r\n');
-    const m = /^HTTP\/1\.[01] (\d{3})/.exec(head[0] ?? '');
+    const lines = buf.subarray(offset, end).toString('latin1').split('\r\n');
+    const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '');
     if (!m) return atEof ? { status: 0, headers: {}, body: buf } : null;
     const status = Number(m[1]);
     const headers: Record<string, string> = {};
-    for (const line of head.slice(1)) {
+    for (const line of lines.slice(1)) {
       const colon = line.indexOf(':');
       if (colon <= 0) continue;
       const name = line.slice(0, colon).trim().toLowerCase();
@@ -105,7 +105,7 @@ function parseResponse(buf: Buffer, atEof: boolean, head: boolean): RawResponse 
       offset = bodyStart;
       continue;
     }
-    if (head || status === 204 || status === 304) return { status, headers, body: Buffer.alloc(0) };
+    if (bodiless || status === 204 || status === 304) return { status, headers, body: Buffer.alloc(0) };
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       const body = dechunk(buf.subarray(bodyStart));
       if (body) return { status, headers, body };
