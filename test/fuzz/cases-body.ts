@@ -186,7 +186,7 @@ export function bodyCategories(world: World, op: Operation): Partial<Record<Cate
       expect: {},
       build: () => {
         const holes = new Holes();
-        return request(world, op, who, { body: holes.build({ ...baseBody(world, op, who), [holes.key(hostileTextOf(h))]: 1 }) });
+        return request(world, op, who, { body: holes.build({ ...baseBody(world, op, who), [holes.key(bytesKey(h))]: 1 }) });
       },
     })),
     fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => ({
@@ -229,9 +229,9 @@ export function bodyCategories(world: World, op: Operation): Partial<Record<Cate
   return out;
 }
 
-function hostileTextOf(h: Hostile): string {
-  // The key is written as a JSON string literal of raw bytes.
-  return h.t === 'bytes' ? Buffer.concat([Buffer.from('"'), Buffer.from(h.hex, 'hex'), Buffer.from('"')]).toString('latin1') : JSON.stringify(describeHostile(h));
+/** A key written as a JSON string literal of raw (possibly invalid UTF-8) bytes. */
+function bytesKey(h: Hostile): Buffer {
+  return h.t === 'bytes' ? Buffer.concat([Buffer.from('"'), Buffer.from(h.hex, 'hex'), Buffer.from('"')]) : Buffer.from(JSON.stringify(describeHostile(h)));
 }
 
 /** Sensible values for optional fields, so some requests are valid and get answered 2xx. */

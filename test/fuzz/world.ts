@@ -85,9 +85,9 @@ export class Holes {
     this.raw.push(hostileText(h));
     return `\u0000H${this.raw.length - 1}\u0000`;
   }
-  /** A key written exactly as `text` (already JSON, quotes included). */
-  key(text: string): string {
-    this.raw.push(Buffer.from(text));
+  /** A key written exactly as `text` (already JSON, quotes included; bytes as they are). */
+  key(text: string | Buffer): string {
+    this.raw.push(Buffer.isBuffer(text) ? text : Buffer.from(text));
     return `\u0000H${this.raw.length - 1}\u0000`;
   }
   build(value: unknown): Buffer {
