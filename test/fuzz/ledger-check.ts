@@ -43,9 +43,15 @@ export interface LedgerFindings {
   rowsLeaked: string[];
   /** ledger entries with a charge for a request that was not answered 2xx */
   creditsLeaked: string[];
+  /**
+   * Charges for requests that got no answer and left no activity row: in flight when a
+   * hung server was killed. Not a refusal (the hang is the failure); listed, and counted
+   * as charged in the balance check.
+   */
+  chargedAtKill: string[];
   holdsLeft: string[];
   booksUnbalanced: string[];
-  /** micro-credits charged per account for 2xx requests */
+  /** micro-credits charged per account for 2xx requests (and requests in flight at a kill) */
   charged: Record<string, number>;
 }
 
@@ -64,7 +70,7 @@ export interface RunFacts {
 }
 
 export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promise<LedgerFindings> {
-  const f: LedgerFindings = { rowsLeaked: [], creditsLeaked: [], holdsLeft: [], booksUnbalanced: [], charged: {} };
+  const f: LedgerFindings = { rowsLeaked: [], creditsLeaked: [], chargedAtKill: [], holdsLeft: [], booksUnbalanced: [], charged: {} };
   const after = await snapshot(db);
   const added = (before: Set<string>, now: Set<string>) => [...now].filter((id) => !before.has(id));
 
@@ -85,6 +91,11 @@ export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promis
         continue;
       }
       const activity = await db.selectFrom('activity').select(['method', 'endpoint', 'status', 'error_code']).where('request_id', '=', r.request_id).executeTakeFirst();
+      if (!activity && !facts.refused.has(r.request_id)) {
+        f.charged[r.account_id] = (f.charged[r.account_id] ?? 0) + r.charged;
+        f.chargedAtKill.push(`${r.request_id}: charged ${r.charged} micro-credits`);
+        continue;
+      }
       const logged = activity ? `; activity log: ${activity.method} ${activity.endpoint} ${activity.status}${activity.error_code ? ` ${activity.error_code}` : ''}` : '';
       const why = `${facts.refused.has(r.request_id) ? 'answered 4xx' : 'no answer seen'}${logged}`;
       if (r.charged > 0) f.creditsLeaked.push(`${r.request_id} (${why}): charged ${r.charged} micro-credits`);

@@ -61,6 +61,7 @@ export function renderReport(s: Summary): string {
     ...s.quarantined.map(([pair, skipped]) => `  quarantined after a hang or exit: ${pair} (${skipped} cases skipped)`),
     ...listed('rows leaked', l.rowsLeaked),
     ...listed('credits leaked', grouped(l.creditsLeaked)),
+    ...listed('charged while in flight when a hung server was killed (not counted: the hang is)', l.chargedAtKill),
     ...listed('holds left', l.holdsLeft),
     ...listed('books unbalanced', l.booksUnbalanced),
     ...listed("other account's objects changed", s.othersChanged),
