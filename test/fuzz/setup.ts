@@ -1,0 +1,141 @@
+// Set-up over HTTP, through the service's own APIs: two accounts with credits and keys
+// (A with every switch; B limited, in another account), the operations from the
+// contract, objects each key owns (by sending every create operation's base body), the
+// ids each key can read, and a check that every operation's base request is accepted.
+import { ALL_SWITCHES } from '../helpers/test-server.ts';
+import { SchemaSet } from './json-schema.ts';
+import { adminOperations, v1Operations, type Operation } from './operations.ts';
+import { sendRaw } from './raw-http.ts';
+import { baseBody, ownPath, request, schemasOf, whoFor, type IdPool, type Who, type World } from './world.ts';
+
+export interface Setup {
+  world: World;
+  accounts: { A: string; B: string };
+  /** admin routes with a body that ADMIN_SCHEMAS does not describe */
+  unlistedAdmin: string[];
+  /** operations whose base request was not answered 2xx, and why */
+  baseRefused: string[];
+  /** key B's objects as B reads them, to compare after the run */
+  bObjects: { path: string; body: string }[];
+}
+
+async function call(origin: string, method: string, path: string, bearer: string, body?: unknown) {
+  const res = await fetch(origin + path, {
+    method,
+    headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, json, text };
+}
+
+export async function setUp(origin: string, port: number, adminToken: string, bodyLimit: number): Promise<Setup> {
+  const admin = (method: string, path: string, body?: unknown) => call(origin, method, `/admin/v1${path}`, adminToken, body);
+  const must = async (p: ReturnType<typeof admin>, what: string) => {
+    const r = await p;
+    if (r.status >= 300) throw new Error(`set-up: ${what}: ${r.status} ${r.text}`);
+    return r.json;
+  };
+  const A = await must(admin('POST', '/accounts', { name: 'fuzz-A', credits: 1_000_000 }), 'account A');
+  const B = await must(admin('POST', '/accounts', { name: 'fuzz-B', credits: 100_000 }), 'account B');
+  const keyA = await must(admin('POST', '/keys', { account_id: A.id, name: 'fuzz A', permissions: ALL_SWITCHES }), 'key A');
+  const keyB = await must(admin('POST', '/keys', { account_id: B.id, name: 'fuzz B', models: ['agent'], max_output_tokens: 64 }), 'key B');
+
+  const doc = await must(call(origin, 'GET', '/v1/openapi.json', keyA.key), 'openapi.json');
+  const caps = await must(call(origin, 'GET', '/v1/capabilities', keyA.key), 'capabilities');
+  const adminOps = adminOperations();
+  const ops: Operation[] = [...v1Operations(doc, caps), ...adminOps.ops];
+
+  const modelsOf = async (key: string) => ((await must(call(origin, 'GET', '/v1/models', key), 'models')).data as { id: string }[]).map((m) => m.id);
+  const world: World = {
+    v1: new SchemaSet(doc.components.schemas),
+    admin: new SchemaSet({}),
+    ops,
+    secrets: { A: keyA.key, B: keyB.key, admin: adminToken },
+    models: { A: await modelsOf(keyA.key), B: await modelsOf(keyB.key) },
+    ids: new Map(),
+    baseOk: new Map(),
+    bodyLimit,
+    seq: { n: 0 },
+  };
+  const pool = (coll: string): IdPool => {
+    let p = world.ids.get(coll);
+    if (!p) world.ids.set(coll, (p = { A: [], B: [], admin: [] }));
+    return p;
+  };
+  const send = async (op: Operation, who: Who, body: unknown, path?: string) => {
+    const r = await sendRaw(port, request(world, op, who, { ...(path ? { path } : {}), body: body === undefined ? null : Buffer.from(JSON.stringify(body)) }), 30_000);
+    if (r.kind !== 'response') return { status: 0, json: null as any, text: r.kind };
+    const text = r.response.body.toString('utf8');
+    let json: any = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: r.response.status, json, text };
+  };
+
+  // Objects to point path parameters at: what each create operation (a POST on a
+  // collection) returns, with `store: true` where the body takes it. Creates that need
+  // another collection's id (admin keys need an account) go last.
+  const creates = ops
+    .filter((o) => o.method === 'POST' && o.pathParams.length === 0 && o.body?.media === 'json')
+    .sort((a, b) => Number(JSON.stringify(a.body!.required).includes('_id')) - Number(JSON.stringify(b.body!.required).includes('_id')));
+  for (const op of creates) {
+    const storable = 'store' in schemasOf(world, op).objectShape(op.body!.schema).properties;
+    const callers: Who[] = op.surface === 'admin' ? ['admin', 'admin'] : ['A', 'A', 'A', 'B', 'B'];
+    for (const who of callers) {
+      const r = await send(op, who, { ...baseBody(world, op, who), ...(storable ? { store: true } : {}) });
+      if (r.status < 300 && typeof r.json?.id === 'string') pool(op.path)[who].push(r.json.id);
+    }
+  }
+  // Lists (GET on a collection) name more ids: models, for one.
+  for (const op of ops.filter((o) => o.surface === 'v1' && o.method === 'GET' && o.pathParams.length === 0 && o.auth === 'key')) {
+    for (const who of ['A', 'B'] as const) {
+      const r = await send(op, who, undefined);
+      for (const item of Array.isArray(r.json?.data) ? r.json.data : []) if (typeof item?.id === 'string' && !pool(op.path)[who].includes(item.id)) pool(op.path)[who].push(item.id);
+    }
+  }
+  // Which ids each key can actually read: B's stored objects are not A's.
+  const bObjects: Setup['bObjects'] = [];
+  for (const op of ops.filter((o) => o.surface === 'v1' && o.method === 'GET' && o.pathParams.length === 1)) {
+    const param = op.pathParams[0]!;
+    const coll = op.path.slice(0, op.path.indexOf(`/{${param}}`));
+    const p = world.ids.get(coll);
+    if (!p || op.path !== `${coll}/{${param}}`) continue;
+    const all = [...new Set([...p.A, ...p.B])];
+    const readable = { A: [] as string[], B: [] as string[] };
+    for (const id of all) {
+      const path = op.path.replace(`{${param}}`, encodeURIComponent(id));
+      for (const who of ['A', 'B'] as const) {
+        const r = await send(op, who, undefined, path);
+        if (r.status === 200) {
+          readable[who].push(id);
+          if (who === 'B' && !p.A.includes(id)) bObjects.push({ path, body: r.text });
+        }
+      }
+    }
+    p.A = readable.A;
+    p.B = readable.B;
+  }
+  // Admin path ids: only objects the admin set-up above created, never A's or B's.
+  for (const [coll, p] of world.ids) if (coll.startsWith('/admin/')) p.A = p.B = [];
+
+  // The base request of every operation must be accepted, or nothing can be said about
+  // which field a refusal names. (Deletes are left out: they would use the object up.)
+  const baseRefused: string[] = [];
+  for (const op of ops) {
+    if (op.method === 'DELETE') {
+      world.baseOk.set(op.id, true);
+      continue;
+    }
+    const who = whoFor(op);
+    const r = await send(op, who, op.body ? baseBody(world, op, who) : undefined, ownPath(world, op, who));
+    world.baseOk.set(op.id, r.status >= 200 && r.status < 300);
+    if (!world.baseOk.get(op.id)) baseRefused.push(`${op.id}: ${r.status} ${r.text.slice(0, 200)}`);
+  }
+  return { world, accounts: { A: A.id, B: B.id }, unlistedAdmin: adminOps.unlisted, baseRefused, bObjects };
+}

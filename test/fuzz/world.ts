@@ -1,0 +1,130 @@
+// What the generators know after set-up: the operations, the keys, the ids each key
+// can see, and how to build a valid request for an operation, which the hostile
+// categories then break in one place.
+import { minimalInstance, type JsonSchema, type Picker, type SchemaSet } from './json-schema.ts';
+import type { Operation } from './operations.ts';
+import type { RawRequest } from './raw-http.ts';
+import { hostileText, type Hostile } from './values.ts';
+
+/** Who sends: the full key A, the limited key B of another account, the admin token. */
+export type Who = 'A' | 'B' | 'admin';
+
+export interface IdPool {
+  /** ids each caller can read (setup checked them with a GET) */
+  A: string[];
+  B: string[];
+  /** ids the admin API created for the fuzz (never the accounts and keys A and B use) */
+  admin: string[];
+}
+
+export interface World {
+  v1: SchemaSet;
+  admin: SchemaSet;
+  ops: Operation[];
+  secrets: Record<Who, string>;
+  /** the model ids GET /v1/models lists for A and for B */
+  models: { A: string[]; B: string[] };
+  /** path-param values by collection path (e.g. /v1/chat/completions) */
+  ids: Map<string, IdPool>;
+  /** operation id → the base request answered 2xx during set-up (param expectations need that) */
+  baseOk: Map<string, boolean>;
+  bodyLimit: number;
+  seq: { n: number };
+}
+
+export const schemasOf = (world: World, op: Operation): SchemaSet => (op.surface === 'admin' ? world.admin : world.v1);
+export const whoFor = (op: Operation): Who => (op.surface === 'admin' ? 'admin' : 'A');
+
+/** Values for fields a schema alone cannot make valid. */
+export function picker(world: World, op: Operation, who: Who): Picker {
+  return (name: string, schema: JsonSchema) => {
+    if (name === 'model' && (schema.type === 'string' || schema.type === undefined) && !schema.enum) return world.models[who === 'B' ? 'B' : 'A'][0];
+    if (op.surface === 'admin' && name === 'name') return `fz-${world.seq.n++}`;
+    if (name.endsWith('_id') && op.surface === 'admin') {
+      const pool = world.ids.get(`/admin/v1/${name.slice(0, -3)}s`);
+      if (pool?.admin.length) return pool.admin[0];
+    }
+    return undefined;
+  };
+}
+
+export function baseBody(world: World, op: Operation, who: Who): Record<string, unknown> {
+  if (!op.body) return {};
+  const v = minimalInstance(schemasOf(world, op), op.body.schema, picker(world, op, who));
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/** A value for a path parameter the caller owns, or a plausible unknown one. */
+function ownId(world: World, op: Operation, param: string, who: Who): string {
+  const coll = op.path.slice(0, op.path.indexOf(`/{${param}}`));
+  const pool = world.ids.get(coll);
+  const list = pool ? pool[who] : [];
+  return list[list.length - 1] ?? 'fz-unknown-id';
+}
+
+export function fillPath(op: Operation, values: Record<string, string>): string {
+  return op.path.replace(/\{([^}]+)\}/g, (_, p: string) => values[p] ?? 'x');
+}
+
+export function ownPath(world: World, op: Operation, who: Who): string {
+  return fillPath(op, Object.fromEntries(op.pathParams.map((p) => [p, encodeURIComponent(ownId(world, op, p, who))])));
+}
+
+function authHeader(world: World, who: Who): [string, string] {
+  return ['Authorization', `Bearer ${world.secrets[who]}`];
+}
+
+/**
+ * JSON with holes: a hole is a placeholder string, in key or value position, replaced by
+ * raw bytes after JSON.stringify. That is how a body gets a duplicated key, a key
+ * JSON.stringify would drop, 1e400, or bytes that are not UTF-8.
+ */
+export class Holes {
+  private readonly raw: Buffer[] = [];
+  value(h: Hostile): string {
+    this.raw.push(hostileText(h));
+    return `\u0000H${this.raw.length - 1}\u0000`;
+  }
+  /** A key written exactly as `text` (already JSON, quotes included; bytes as they are). */
+  key(text: string | Buffer): string {
+    this.raw.push(Buffer.isBuffer(text) ? text : Buffer.from(text));
+    return `\u0000H${this.raw.length - 1}\u0000`;
+  }
+  build(value: unknown): Buffer {
+    const text = JSON.stringify(value);
+    const parts: Buffer[] = [];
+    let last = 0;
+    for (const m of text.matchAll(/"\\u0000H(\d+)\\u0000"/g)) {
+      parts.push(Buffer.from(text.slice(last, m.index)), this.raw[Number(m[1])]!);
+      last = m.index! + m[0].length;
+    }
+    parts.push(Buffer.from(text.slice(last)));
+    return Buffer.concat(parts);
+  }
+}
+
+/**
+ * The request for `op` as `who`, with a JSON body (when given). `headers` replace the
+ * defaults (a null value removes one); `extraHeaders` are appended as they are, so a
+ * header can be sent twice.
+ */
+export function request(
+  world: World,
+  op: Operation,
+  who: Who,
+  opts: { path?: string; query?: string; body?: Buffer | null; headers?: [string, string | null][]; extraHeaders?: [string, string][]; method?: string } = {},
+): RawRequest {
+  let headers: [string, string][] = [authHeader(world, who)];
+  if (opts.body) headers.push(['Content-Type', 'application/json']);
+  for (const [name, value] of opts.headers ?? []) {
+    headers = headers.filter(([n]) => n.toLowerCase() !== name.toLowerCase());
+    if (value !== null) headers.push([name, value]);
+  }
+  headers.push(...(opts.extraHeaders ?? []));
+  return {
+    method: opts.method ?? op.method,
+    target: (opts.path ?? ownPath(world, op, who)) + (opts.query ? `?${opts.query}` : ''),
+    headers,
+    body: opts.body ?? null,
+  };
+}
