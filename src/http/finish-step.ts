@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { recordRequest } from '../observability/request-metrics.ts';
 import type { Services } from '../services.ts';
-import { lingerUntilBodyEnds } from './linger.ts';
+import { lingerOnClose, lingerUntilBodyEnds } from './linger.ts';
 import { clientRequestId } from './request-id.ts';
 import type { RequestState } from './request-state.ts';
 
@@ -78,6 +78,7 @@ export function finishStep(services: Services) {
  */
 export function clientGoneStep(finish: (request: FastifyRequest) => Promise<void>) {
   return async function watchClient(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!request.raw.complete) lingerOnClose(request.raw);
     reply.raw.once('close', () => {
       if (!request.raw.complete) lingerUntilBodyEnds(request.raw);
       if (reply.raw.writableFinished) return;

@@ -171,11 +171,12 @@ describe('answers from the HTTP parser and router are in the error shape with a 
     await expectError(await server.fetch(`/v1/chat/completions/${'x'.repeat(200)}`, { key }), 404);
   });
 
-  test('a body over the limit from a raw client gets its answer, not a reset, every time', async () => {
-    for (let i = 0; i < 5; i++) {
+  test('a body over the limit from a raw client gets its answer, not a reset, every time, kept alive or not', async () => {
+    for (let i = 0; i < 10; i++) {
       const size = 8 * 1024 * 1024;
+      const connection = i % 2 === 0 ? 'keep-alive' : 'close';
       const { text, reset } = await rawExchange(
-        `POST /v1/test/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`,
+        `POST /v1/test/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nConnection: ${connection}\r\nContent-Length: ${size}\r\n\r\n`,
         { bodyBytes: size },
       );
       assert.equal(reset, false, 'the upload was not cut off');
