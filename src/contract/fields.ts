@@ -36,11 +36,22 @@ export const modelField = (ids: readonly string[], note?: string): AppliedField<
 
 // --- Shared value schemas -------------------------------------------------
 
+/**
+ * An object of at most `max` entries, counted before its entries are validated: a
+ * 100,000-key object is refused at once instead of producing 100,000 issues.
+ */
+export const atMostEntries = <S extends z.ZodType>(max: number, what: string, schema: S) =>
+  z
+    .custom<unknown>((v) => typeof v !== 'object' || v === null || Array.isArray(v) || Object.keys(v).length <= max, `${what} has at most ${max} entries`)
+    .pipe(schema);
+
+
 /** SPEC Conventions: up to 16 entries, keys up to 64 characters, values strings up to 512. */
-export const metadataSchema = z
-  .record(z.string().max(64, 'metadata keys are at most 64 characters'), z.string().max(512, 'metadata values are at most 512 characters'))
-  .refine((m) => Object.keys(m).length <= 16, { message: 'metadata has at most 16 entries' })
-  .nullable();
+export const metadataSchema = atMostEntries(
+  16,
+  'metadata',
+  z.record(z.string().max(64, 'metadata keys are at most 64 characters'), z.string().max(512, 'metadata values are at most 512 characters')),
+).nullable();
 
 export const temperatureSchema = z.number().min(0).max(2).nullable();
 export const topPSchema = z.number().min(0).max(1).nullable();
@@ -52,7 +63,11 @@ export const stopSchema = z
   .union([z.string(), z.array(z.string()).max(4, 'stop takes at most 4 sequences')])
   .nullable();
 export const userSchema = z.string().max(256);
-export const logitBiasSchema = z.record(z.string().regex(/^\d+$/, 'logit_bias keys are token ids'), z.number().min(-100).max(100)).nullable();
+export const logitBiasSchema = atMostEntries(
+  1_024,
+  'logit_bias',
+  z.record(z.string().regex(/^\d+$/, 'logit_bias keys are token ids'), z.number().min(-100).max(100)),
+).nullable();
 export const streamOptionsSchema = z
   .looseObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() })
   .nullable();

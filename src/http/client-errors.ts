@@ -2,7 +2,7 @@
 // with a request id: what Node's HTTP parser refuses (bad header bytes, a bad
 // Content-Length or Transfer-Encoding, headers over the size limit), and what the
 // router refuses (an undecodable path, a path parameter over the length limit).
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../ids.ts';
@@ -43,6 +43,17 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
     );
   }
   socket.destroySoon();
+}
+
+/**
+ * Node's 'checkExpectation' (an `Expect` header other than 100-continue): without a
+ * listener Node answers a bare 417; this answers it in our shape.
+ */
+export function expectationFailed(_request: IncomingMessage, res: ServerResponse): void {
+  const error = new ApiError(417, 'invalid_request_error', 'invalid_request', 'The Expect header can only be 100-continue.');
+  const body = JSON.stringify(error.toBody());
+  res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': newId('req_'), connection: 'close' });
+  res.end(body);
 }
 
 /** Fastify's frameworkErrors: the router's refusals, before any hook has run. */

@@ -125,7 +125,12 @@ describe('deep nesting and odd names are 4xx, never 5xx', () => {
   test('invalid UTF-8 in the body is a 400', async () => {
     const body = Buffer.concat([Buffer.from('{"model":"agent","messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]);
     const res = await server.fetch('/v1/test/chat/completions', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body });
-    assert.match((await expectError(res, 400)).message, /UTF-8/);
+    assert.match((await expectError(res, 400, 'messages')).message, /UTF-8/);
+    // An encoded surrogate (ED A0 80) and an overlong form (C0 AF) are not UTF-8 either.
+    for (const bad of [[0xed, 0xa0, 0x80], [0xc0, 0xaf]]) {
+      const b = Buffer.concat([Buffer.from('{"model":"agent","user":"'), Buffer.from(bad), Buffer.from('","messages":[]}')]);
+      await expectError(await server.fetch('/v1/test/chat/completions', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: b }), 400, 'user');
+    }
   });
 
   test('an unknown field named outside Latin-1 is ignored and named percent-encoded', async () => {
@@ -153,6 +158,7 @@ describe('answers from the HTTP parser and router are in the error shape with a 
     ['an unknown Transfer-Encoding', ['POST /v1/models HTTP/1.1', 'Host: x', 'Transfer-Encoding: gzip, foo'], 400],
     ['headers over 16 KB', ['GET /v1/models HTTP/1.1', 'Host: x', `X-Big: ${'a'.repeat(20_000)}`], 431],
     ['a URL over 16 KB', [`GET /v1/models?${'a'.repeat(20_000)} HTTP/1.1`, 'Host: x'], 431],
+    ['an Expect other than 100-continue', ['GET /v1/models HTTP/1.1', 'Host: x', 'Expect: fz-unknown'], 417],
   ] as const) {
     test(name, async () => {
       const { text } = await rawExchange(head([...lines]));

@@ -23,17 +23,19 @@ const CLOSE_ARRAY = 0x5d;
 const COLON = 0x3a;
 
 /**
- * Where the body first nests deeper than `max`: the top-level field it happens in (null
- * when the body itself is a deep array), or undefined when it never does. A byte scan:
- * brackets and quotes are ASCII, and no byte of a multi-byte UTF-8 character is ASCII.
+ * Where the body first nests deeper than `max` (or, with `stopAt`, where that byte is):
+ * the top-level field it is in (null when the body is not an object or it is outside
+ * any field), or undefined when the depth is never passed. A byte scan: brackets and
+ * quotes are ASCII, and no byte of a multi-byte UTF-8 character is ASCII.
  */
-export function tooDeep(bytes: Uint8Array, max = MAX_JSON_DEPTH): { field: string | null } | undefined {
+export function tooDeep(bytes: Uint8Array, max = MAX_JSON_DEPTH, stopAt = Infinity): { field: string | null } | undefined {
   let depth = 0;
   let inString = false;
   let stringStart = -1;
   let lastString: [number, number] | null = null;
   let field: [number, number] | null = null;
   for (let i = 0; i < bytes.length; i++) {
+    if (i >= stopAt) return { field: field && depth >= 1 && bytes[0] === OPEN_OBJECT ? keyText(bytes, field) : null };
     const b = bytes[i]!;
     if (inString) {
       if (b === BACKSLASH) i++;
@@ -57,6 +59,27 @@ export function tooDeep(bytes: Uint8Array, max = MAX_JSON_DEPTH): { field: strin
   return undefined;
 }
 
+/** Offset of the first byte that breaks UTF-8 (overlong forms and surrogates included), or -1. */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    const need = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (need < 0 || i + need >= bytes.length) return i;
+    const b1 = bytes[i + 1]!;
+    // The second byte's range rules out overlong forms, surrogates and code points past U+10FFFF.
+    const lo = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80;
+    const hi = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
+    if (b1 < lo || b1 > hi) return i;
+    for (let k = 2; k <= need; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i;
+    i += need + 1;
+  }
+  return -1;
+}
+
 function keyText(bytes: Uint8Array, [start, end]: [number, number]): string | null {
   try {
     const key: unknown = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8'));
@@ -72,7 +95,8 @@ export function parseJsonBody(body: Buffer): unknown {
   try {
     text = utf8.decode(body);
   } catch {
-    throw invalidRequest('The request body is not valid UTF-8.');
+    const field = tooDeep(body, Infinity, firstInvalidUtf8(body))?.field ?? null;
+    throw invalidRequest(`The request body is not valid UTF-8${field === null ? '' : ` (in '${field}')`}.`, field);
   }
   const deep = tooDeep(body);
   if (deep) {

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { authenticateStep } from './authenticate.ts';
 import { contractStep } from './contract-step.ts';
-import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
+import { clientErrorHandler, expectationFailed, frameworkErrors } from './client-errors.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { clientGoneStep, finishStep } from './finish-step.ts';
 import { installJsonBodyParser } from './json-body.ts';
@@ -18,7 +18,7 @@ import type { RequestState } from './request-state.ts';
 
 /** `logStream`: where log lines go instead of stdout (tests read them). */
 export function createHttpServer(config: Config, logStream?: DestinationStream): FastifyInstance {
-  return Fastify({
+  const app = Fastify({
     logger: {
       level: config.logLevel,
       // Asynchronous writes keep logging off the request path; sonic-boom flushes what is
@@ -42,6 +42,8 @@ export function createHttpServer(config: Config, logStream?: DestinationStream):
     clientErrorHandler,
     frameworkErrors,
   });
+  app.server.on('checkExpectation', expectationFailed);
+  return app;
 }
 
 export function installPipeline(app: FastifyInstance, services: Services): void {

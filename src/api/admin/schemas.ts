@@ -24,10 +24,11 @@ const permissionsSchema = z.strictObject(Object.fromEntries(PERMISSIONS.map((p) 
 const keyFields = {
   name: z.string().min(1).max(200),
   permissions: permissionsSchema.optional(),
-  models: z.array(z.enum(CHAT_MODELS)).min(1).nullable().optional(),
+  models: z.array(z.enum(CHAT_MODELS)).min(1).max(CHAT_MODELS.length * 4).nullable().optional(),
   ip_allowlist: z
     .array(z.string().refine(isValidAllowEntry, 'must be an IP address or CIDR range'))
     .min(1)
+    .max(256)
     .nullable()
     .optional(),
   rpm: z.number().int().min(1).nullable().optional(),

@@ -38,7 +38,18 @@ const filePart = z.looseObject({
 
 const refusalPart = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
 
-const textContent = z.union([z.string(), z.array(textPart).min(1)]);
+/**
+ * Bounds on request lists. Zod checks a list's length before its items, so a list far
+ * past these is refused at once; within them, validating even an invalid list costs
+ * a few tens of milliseconds at most (each invalid item makes an issue).
+ */
+export const MAX_MESSAGES = 20_000;
+const MAX_CONTENT_PARTS = 4_096;
+/** OpenAI's own limit on tools (and on legacy functions). */
+const MAX_TOOLS = 128;
+const MAX_TOOL_CALLS = 1_024;
+
+const textContent = z.union([z.string(), z.array(textPart).min(1).max(MAX_CONTENT_PARTS)]);
 
 const userContentPart = z.discriminatedUnion('type', [textPart, imagePart, audioPart, filePart]);
 
@@ -57,16 +68,16 @@ const developerMessage = z.looseObject({ role: z.literal('developer'), content: 
 const systemMessage = z.looseObject({ role: z.literal('system'), content: textContent, name: z.string().optional() });
 const userMessage = z.looseObject({
   role: z.literal('user'),
-  content: z.union([z.string(), z.array(userContentPart).min(1)]),
+  content: z.union([z.string(), z.array(userContentPart).min(1).max(MAX_CONTENT_PARTS)]),
   name: z.string().optional(),
 });
 const assistantMessage = z.looseObject({
   role: z.literal('assistant'),
-  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textPart, refusalPart])).min(1)]).nullable().optional(),
+  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textPart, refusalPart])).min(1).max(MAX_CONTENT_PARTS)]).nullable().optional(),
   refusal: z.string().nullable().optional(),
   name: z.string().optional(),
   audio: z.looseObject({ id: z.string() }).nullable().optional(),
-  tool_calls: z.array(chatToolCallSchema).optional(),
+  tool_calls: z.array(chatToolCallSchema).max(MAX_TOOL_CALLS).optional(),
   function_call: functionCallSchema.nullable().optional(),
 });
 const toolMessage = z.looseObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string() });
@@ -77,7 +88,10 @@ export const chatRequestMessageSchema = z
   .meta({ id: 'ChatCompletionRequestMessage' });
 
 /** The whole conversation: a non-empty list of messages. */
-export const chatMessagesSchema = z.array(chatRequestMessageSchema).min(1, 'messages must hold at least one message');
+export const chatMessagesSchema = z
+  .array(chatRequestMessageSchema)
+  .min(1, 'messages must hold at least one message')
+  .max(MAX_MESSAGES, `messages holds at most ${MAX_MESSAGES} messages`);
 
 // --- Request: tools -------------------------------------------------------
 
@@ -96,7 +110,7 @@ export const chatToolSchema = z
   })
   .meta({ id: 'ChatCompletionTool' });
 
-export const chatToolsSchema = z.array(chatToolSchema);
+export const chatToolsSchema = z.array(chatToolSchema).max(MAX_TOOLS, `tools holds at most ${MAX_TOOLS} tools`);
 
 /** `auto`, `none`, `required` or a named function. */
 export const chatToolChoiceSchema = z.union([
