@@ -158,6 +158,7 @@ describe('answers from the HTTP parser and router are in the error shape with a 
     ['an unknown Transfer-Encoding', ['POST /v1/models HTTP/1.1', 'Host: x', 'Transfer-Encoding: gzip, foo'], 400],
     ['headers over 16 KB', ['GET /v1/models HTTP/1.1', 'Host: x', `X-Big: ${'a'.repeat(20_000)}`], 431],
     ['a URL over 16 KB', [`GET /v1/models?${'a'.repeat(20_000)} HTTP/1.1`, 'Host: x'], 431],
+    ['no Host header', ['GET /v1/models HTTP/1.1'], 400],
     ['an Expect other than 100-continue', ['GET /v1/models HTTP/1.1', 'Host: x', 'Expect: fz-unknown'], 417],
   ] as const) {
     test(name, async () => {

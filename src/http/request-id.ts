@@ -15,6 +15,10 @@ export function clientRequestId(request: FastifyRequest): string | null {
 export async function requestIdStep(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   request.state = newRequestState();
   reply.header('x-request-id', request.id);
+  // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal would not carry our shape.
+  if (request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1) {
+    throw invalidRequest('The Host header is required.');
+  }
   const clientId = request.headers['x-client-request-id'];
   if (clientId === undefined) return;
   if (typeof clientId !== 'string' || !CLIENT_REQUEST_ID.test(clientId)) {

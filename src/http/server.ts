@@ -39,6 +39,8 @@ export function createHttpServer(config: Config, logStream?: DestinationStream):
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     // The whole request must arrive within this (Node's default; Fastify's is none).
     requestTimeout: 300_000,
+    // Node would answer a request without Host with a bare 400; request-id.ts answers it in our shape.
+    http: { requireHostHeader: false },
     clientErrorHandler,
     frameworkErrors,
   });

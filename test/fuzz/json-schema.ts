@@ -137,7 +137,8 @@ export function minimalInstance(set: SchemaSet, schema: unknown, pick: Picker, n
     case 'number': {
       const lo = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : undefined;
       const hi = typeof s.maximum === 'number' ? s.maximum : undefined;
-      let v = lo ?? 1;
+      // 1 where the range allows it: the minimum may be a refusal (a credit amount of -1e9).
+      let v = lo !== undefined && lo > 1 ? lo : 1;
       if (hi !== undefined && v > hi) v = hi;
       return type === 'integer' ? Math.ceil(v) : v;
     }
