@@ -37,6 +37,12 @@ export const modelField = (ids: readonly string[], note?: string): AppliedField<
 // --- Shared value schemas -------------------------------------------------
 
 /**
+ * A string kept as it is in a text column: PostgreSQL cannot store U+0000, so a NUL is
+ * refused here rather than failing the write (prompts are stored JSON-encoded: free).
+ */
+export const storedText = (max: number) => z.string().max(max).refine((s) => !s.includes('\u0000'), 'must not contain NUL (U+0000) characters');
+
+/**
  * An object of at most `max` entries, counted before its entries are validated: a
  * 100,000-key object is refused at once instead of producing 100,000 issues.
  */
@@ -50,7 +56,10 @@ export const atMostEntries = <S extends z.ZodType>(max: number, what: string, sc
 export const metadataSchema = atMostEntries(
   16,
   'metadata',
-  z.record(z.string().max(64, 'metadata keys are at most 64 characters'), z.string().max(512, 'metadata values are at most 512 characters')),
+  z.record(
+    storedText(Infinity).pipe(z.string().max(64, 'metadata keys are at most 64 characters')),
+    storedText(Infinity).pipe(z.string().max(512, 'metadata values are at most 512 characters')),
+  ),
 ).nullable();
 
 export const temperatureSchema = z.number().min(0).max(2).nullable();
@@ -62,7 +71,7 @@ export const maxTokensSchema = z.number().int().min(1).nullable();
 export const stopSchema = z
   .union([z.string(), z.array(z.string()).max(4, 'stop takes at most 4 sequences')])
   .nullable();
-export const userSchema = z.string().max(256);
+export const userSchema = storedText(256);
 export const logitBiasSchema = atMostEntries(
   1_024,
   'logit_bias',
@@ -147,7 +156,7 @@ export const attributeFilterSchema: z.ZodType<AttributeFilter> = z
 /** Credits a request used (SPEC "What the service does" item 4). */
 export const svcSchema = z.number().min(0).meta({ description: 'credits this request used' });
 
-export const safetyIdentifierSchema = z.string().max(64).nullable();
+export const safetyIdentifierSchema = storedText(64).nullable();
 
 /** `response_format` of chat and text completions. */
 export const responseFormatSchema = z

@@ -83,7 +83,9 @@ const wellFormed = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|
 
 function noteCaller(state: RequestState, body: Record<string, unknown>): void {
   const { model, user, safety_identifier } = body;
-  if (typeof model === 'string') state.model = model.slice(0, 200);
-  if (typeof user === 'string') state.user = user.slice(0, 256);
-  if (typeof safety_identifier === 'string') state.safetyIdentifier = safety_identifier.slice(0, 256);
+  // Unchecked yet: cut to size and without NULs, which PostgreSQL's text columns refuse.
+  const clean = (s: string, max: number) => s.slice(0, max).replaceAll('\u0000', '');
+  if (typeof model === 'string') state.model = clean(model, 200);
+  if (typeof user === 'string') state.user = clean(user, 256);
+  if (typeof safety_identifier === 'string') state.safetyIdentifier = clean(safety_identifier, 256);
 }

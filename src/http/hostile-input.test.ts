@@ -139,6 +139,18 @@ describe('deep nesting and odd names are 4xx, never 5xx', () => {
     assert.equal(res.headers.get('x-service-ignored-parameters'), '%D0%BA%D0%BB%D1%8E%D1%87, a%2Cb, %EF%BF%BD');
   });
 
+  test('NUL characters, which PostgreSQL cannot store, are refused where they would be stored or compared', async () => {
+    await expectError(await server.fetch('/v1/chat/completions/%00', { key }), 400);
+    await expectError(await server.fetch('/v1/chat/completions?after=%00', { key }), 400);
+    await expectError(await postRaw('{"model":"agent","messages":[{"role":"user","content":"hi"}],"user":"a\\u0000b"}'), 400, 'user');
+    await expectError(await postRaw('{"model":"agent","messages":[{"role":"user","content":"hi"}],"metadata":{"k":"a\\u0000"}}'), 400, 'metadata.k');
+    const admin = await server.admin('POST', '/accounts', { name: 'nul\u0000name' });
+    assert.equal(admin.status, 400);
+    assert.equal(admin.body.error.param, 'name');
+    // In a prompt it is text like any other.
+    assert.equal((await postRaw('{"model":"agent","messages":[{"role":"user","content":"a\\u0000b"}]}')).status, 200);
+  });
+
   test('the ignored-fields header stays short however many fields are sent', () => {
     const names = Array.from({ length: 10_000 }, (_, i) => `field_${i}`);
     const header = ignoredHeader(names);

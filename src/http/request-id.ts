@@ -15,6 +15,8 @@ export function clientRequestId(request: FastifyRequest): string | null {
 export async function requestIdStep(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   request.state = newRequestState();
   reply.header('x-request-id', request.id);
+  // A NUL is in no id, name or cursor of ours, and PostgreSQL cannot even compare one.
+  if (request.url.includes('%00')) throw invalidRequest('The URL holds a NUL character (%00).');
   // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal would not carry our shape.
   if (request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1) {
     throw invalidRequest('The Host header is required.');

@@ -10,7 +10,7 @@ export const keyLimitSchema = z.object({
   metric: z.enum(LIMIT_METRICS),
   period: z.enum(LIMIT_PERIODS),
   /** requests and tokens count units; credits are credits; spend is USD */
-  max: z.number().positive(),
+  max: z.number().positive().max(1e12),
 });
 export type KeyLimit = z.infer<typeof keyLimitSchema>;
 

@@ -5,16 +5,17 @@ import { keyLimitSchema } from '../../keys/key-limits.ts';
 import { PERMISSIONS } from '../../keys/permissions.ts';
 import { CHAT_MODELS } from '../../contract/models.ts';
 import { creditsAmount } from '../../accounts/money.ts';
+import { storedText } from '../../contract/fields.ts';
 
 export const createAccountBody = z.strictObject({
   // Names stand in for ids wherever an account is named, so they cannot look like one.
-  name: z.string().min(1).max(200).refine((n) => !n.startsWith('acct_'), 'must not start with acct_ (account ids do)'),
+  name: storedText(200).pipe(z.string().min(1)).refine((n) => !n.startsWith('acct_'), 'must not start with acct_ (account ids do)'),
   credits: creditsAmount.min(0, 'must not be negative').default(0),
 });
 
 export const addCreditsBody = z.strictObject({
   amount: creditsAmount.refine((n) => n !== 0, 'amount must not be 0'),
-  reason: z.string().max(200).optional(),
+  reason: storedText(200).optional(),
   /** A debit that may take the available credits below zero (e.g. undoing a mistaken grant). */
   correction: z.boolean().optional(),
 });
@@ -22,7 +23,7 @@ export const addCreditsBody = z.strictObject({
 const permissionsSchema = z.strictObject(Object.fromEntries(PERMISSIONS.map((p) => [p, z.boolean().optional()])) as Record<(typeof PERMISSIONS)[number], z.ZodOptional<z.ZodBoolean>>);
 
 const keyFields = {
-  name: z.string().min(1).max(200),
+  name: storedText(200).pipe(z.string().min(1)),
   permissions: permissionsSchema.optional(),
   models: z.array(z.enum(CHAT_MODELS)).min(1).max(CHAT_MODELS.length * 4).nullable().optional(),
   ip_allowlist: z
@@ -31,17 +32,17 @@ const keyFields = {
     .max(256)
     .nullable()
     .optional(),
-  rpm: z.number().int().min(1).nullable().optional(),
+  rpm: z.number().int().min(1).max(1_000_000_000).nullable().optional(),
   /** caps max_tokens of every request made with the key */
   max_output_tokens: z.number().int().min(1).max(1_000_000).nullable().optional(),
   limits: z.array(keyLimitSchema).max(32).optional(),
   paused: z.boolean().optional(),
   /** Unix seconds */
-  expires_at: z.number().int().positive().nullable().optional(),
+  expires_at: z.number().int().positive().max(253_402_300_799, 'must be before the year 10000').nullable().optional(),
 };
 
 /** `account_id`: the account's id or its name. */
-export const createKeyBody = z.strictObject({ account_id: z.string().min(1), ...keyFields });
+export const createKeyBody = z.strictObject({ account_id: storedText(200).pipe(z.string().min(1)), ...keyFields });
 export const updateKeyBody = z.strictObject({ ...keyFields, name: keyFields.name.optional() });
 
 export const listKeysQuery = z.object({ account_id: z.string().optional() });
