@@ -297,7 +297,8 @@ try {
     const res = await fetch(`http://127.0.0.1:${apiPort}/admin/v1/accounts/${account.id}/credits`, {
       method: 'POST',
       headers: admin,
-      body: JSON.stringify({ amount: 1_000_000_000, reason: 'bench' }),
+      // Under the balance cap (1,000,000,000 credits), above the starting credits.
+      body: JSON.stringify({ amount: 999_000_000, reason: 'bench' }),
     });
     if (!res.ok) throw new Error(`adding credits: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
   } catch (err) {
