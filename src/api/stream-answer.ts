@@ -4,7 +4,7 @@
 // settle before the tail (the usage chunk carries them), then `data: [DONE]`.
 import type { FastifyReply } from 'fastify';
 import type { MeteredRun } from '../credits/metered-run.ts';
-import { ApiError, upstreamError } from '../http/errors.ts';
+import { ApiError, upstreamError } from '../errors.ts';
 import { openEventStream } from '../http/sse.ts';
 import { ProviderError, type ProviderEvent, type Usage } from '../providers/types.ts';
 

@@ -1,6 +1,6 @@
 // GET /capabilities: the contract object of SPEC "What the service does" item 5, built
 // from the same tables that validate requests.
-import { ERROR_CATALOGUE } from '../http/errors.ts';
+import { ERROR_CATALOGUE } from '../errors.ts';
 import { UNSUPPORTED_FAMILIES, UNSUPPORTED_NOTES } from './unsupported.ts';
 import type { EndpointContract, FieldTable } from './types.ts';
 

@@ -3,7 +3,7 @@
 // name the ignored ones. Compiled once per endpoint at start-up.
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { invalidRequest, notFound, unsupportedParameter } from '../http/errors.ts';
+import { invalidRequest, notFound, unsupportedParameter } from '../errors.ts';
 import type { Permission } from '../keys/permissions.ts';
 import type { FieldRule, FieldTable } from './types.ts';
 

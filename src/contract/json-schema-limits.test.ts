@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { compileTable } from './check.ts';
 import { createChatCompletion } from './endpoints/chat.ts';
 import { createCompletion } from './endpoints/completions.ts';

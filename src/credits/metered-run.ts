@@ -2,7 +2,7 @@
 // account cannot cover it), watch the events for usage and cost, and settle to what
 // actually ran when the call ends, however it ends (finished, client gone, error).
 import type { ChatModel } from '../contract/models.ts';
-import { insufficientQuota } from '../http/errors.ts';
+import { insufficientQuota } from '../errors.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { ProviderEvent, Usage } from '../providers/types.ts';

@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ipAllowed } from '../keys/ip-allowlist.ts';
 import type { Services } from '../services.ts';
-import { invalidApiKey, modelNotAllowed } from './errors.ts';
+import { invalidApiKey, modelNotAllowed } from '../errors.ts';
 
 /** The secret from `Authorization: Bearer` (or `x-api-key`, as messages-style clients send it). */
 export function presentedSecret(request: FastifyRequest): string | null {

@@ -6,15 +6,15 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../ids.ts';
-import { ApiError, invalidRequest } from './errors.ts';
+import { type ApiError, expectationFailed, headersTooLarge, invalidRequest, requestTimeout, uriTooLong } from '../errors.ts';
 
 /** The parser's refusal, as our error: 431 for oversized headers, 408 for a request that took too long, else 400. */
 export function parserError(code: string | undefined): ApiError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new ApiError(431, 'invalid_request_error', 'invalid_request', 'The request line and headers are larger than the server accepts (16 KB).');
+      return headersTooLarge('The request line and headers are larger than the server accepts (16 KB).');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new ApiError(408, 'invalid_request_error', 'invalid_request', 'The request was not received in time.');
+      return requestTimeout('The request was not received in time.');
     case 'HPE_INVALID_HEADER_TOKEN':
       return invalidRequest('A request header has an invalid name or value (control characters are not allowed).');
     case 'HPE_INVALID_CONTENT_LENGTH':
@@ -49,8 +49,8 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
  * Node's 'checkExpectation' (an `Expect` header other than 100-continue): without a
  * listener Node answers a bare 417; this answers it in our shape.
  */
-export function expectationFailed(_request: IncomingMessage, res: ServerResponse): void {
-  const error = new ApiError(417, 'invalid_request_error', 'invalid_request', 'The Expect header can only be 100-continue.');
+export function answerExpectationFailed(_request: IncomingMessage, res: ServerResponse): void {
+  const error = expectationFailed('The Expect header can only be 100-continue.');
   const body = JSON.stringify(error.toBody());
   res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': newId('req_'), connection: 'close' });
   res.end(body);
@@ -60,7 +60,7 @@ export function expectationFailed(_request: IncomingMessage, res: ServerResponse
 export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const error =
     err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? new ApiError(414, 'invalid_request_error', 'invalid_request', 'A path parameter of this URL is longer than the server accepts.')
+      ? uriTooLong('A path parameter of this URL is longer than the server accepts.')
       : err.code === 'FST_ERR_BAD_URL'
         ? invalidRequest('The URL path is not valid (it has a malformed percent-encoding).')
         : invalidRequest('The request could not be routed.');

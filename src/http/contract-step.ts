@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { compileTable, groupQuery, type CompiledTable } from '../contract/check.ts';
 import { CHAT_MODELS } from '../contract/models.ts';
 import type { EndpointContract } from '../contract/types.ts';
-import { invalidRequest, modelNotAllowed } from './errors.ts';
+import { invalidRequest, modelNotAllowed } from '../errors.ts';
 import type { RequestState } from './request-state.ts';
 
 const compiled = new WeakMap<EndpointContract, { body?: CompiledTable; query?: CompiledTable }>();

@@ -2,7 +2,7 @@
 // errors caused by the request (bad JSON, wrong content type, body too large) are
 // 400s; anything unexpected is a logged 500 that reveals nothing internal.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, invalidRequest, notFound, serverError } from './errors.ts';
+import { ApiError, invalidRequest, notFound, serverError } from '../errors.ts';
 
 function toApiError(err: FastifyError, bodyLimit: number): ApiError {
   if (err instanceof ApiError) return err;

@@ -6,7 +6,7 @@
 // on a bounded depth and can never overflow the stack.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
-import { invalidRequest } from './errors.ts';
+import { invalidRequest } from '../errors.ts';
 
 /** Far above any real request (a chat message with an image part is 5 levels deep). */
 export const MAX_JSON_DEPTH = 100;

@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { formatReset } from '../limits/limits.ts';
 import type { Services } from '../services.ts';
-import { insufficientQuota } from './errors.ts';
+import { insufficientQuota } from '../errors.ts';
 
 export function limitsStep(services: Services) {
   const { limits, caps, config } = services;

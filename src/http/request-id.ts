@@ -1,7 +1,7 @@
 // Step 1: every response carries X-Request-Id; a caller's X-Client-Request-Id must be
 // printable ASCII up to 512 characters (SPEC "Limits").
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { invalidRequest } from './errors.ts';
+import { invalidRequest } from '../errors.ts';
 import { newRequestState } from './request-state.ts';
 
 const CLIENT_REQUEST_ID = /^[\x20-\x7e]{1,512}$/;

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { authenticateStep } from './authenticate.ts';
 import { contractStep } from './contract-step.ts';
-import { clientErrorHandler, expectationFailed, frameworkErrors } from './client-errors.ts';
+import { clientErrorHandler, answerExpectationFailed, frameworkErrors } from './client-errors.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { clientGoneStep, finishStep } from './finish-step.ts';
 import { installJsonBodyParser } from './json-body.ts';
@@ -44,7 +44,7 @@ export function createHttpServer(config: Config, logStream?: DestinationStream):
     clientErrorHandler,
     frameworkErrors,
   });
-  app.server.on('checkExpectation', expectationFailed);
+  app.server.on('checkExpectation', answerExpectationFailed);
   return app;
 }
 

@@ -7,7 +7,7 @@ import { viewAccount } from '../../accounts/accounts-service.ts';
 import { CreditsRefused } from '../../accounts/money.ts';
 import { queryActivity } from '../../activity/activity-query.ts';
 import { paramPath, specificIssue } from '../../contract/check.ts';
-import { invalidRequest, notFound } from '../../http/errors.ts';
+import { invalidRequest, notFound } from '../../errors.ts';
 import type { RouteConfig } from '../../http/request-state.ts';
 import { viewKey } from '../../keys/keys-service.ts';
 import type { Services } from '../../services.ts';

@@ -3,7 +3,7 @@
 // is scoped to the account and hides expired rows, so another account's id and an
 // expired id look exactly like an unknown one (undefined here, 404 in the routes).
 import type { Kysely } from 'kysely';
-import { invalidRequest } from '../../http/errors.ts';
+import { invalidRequest } from '../../errors.ts';
 import type { ChatCompletionsTable, Database } from '../../store/schema.ts';
 import { messageIndex, storeMessage } from './store-messages.ts';
 

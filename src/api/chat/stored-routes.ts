@@ -8,7 +8,7 @@ import {
   listChatCompletions,
   updateChatCompletion,
 } from '../../contract/endpoints/chat.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
 import type { Metadata, PageOptions, StoredCompletions } from './stored-completions.ts';
 

@@ -1,6 +1,6 @@
 // The checked chat request body → the provider-neutral ChatRequest. Legacy
 // `functions`/`function_call` become tools; message parts are normalized.
-import { invalidRequest } from '../../http/errors.ts';
+import { invalidRequest } from '../../errors.ts';
 import type { ChatModel } from '../../contract/models.ts';
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../../providers/types.ts';
 

@@ -2,7 +2,7 @@
 // /readyz only while the database answers and, when an upstream is configured, while
 // the upstream does (a cached probe). A 503 says what is down.
 import type { FastifyInstance } from 'fastify';
-import { serviceUnavailable } from '../../http/errors.ts';
+import { serviceUnavailable } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { CachedProbe } from './cached-probe.ts';
 

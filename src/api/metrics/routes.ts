@@ -3,7 +3,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { presentedSecret } from '../../http/authenticate.ts';
-import { invalidApiKey } from '../../http/errors.ts';
+import { invalidApiKey } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();

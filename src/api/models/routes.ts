@@ -2,7 +2,7 @@
 // model id of SPEC "Models".
 import { CHAT_MODELS, findModel, type ModelInfo } from '../../contract/models.ts';
 import { listModels, retrieveModel } from '../../contract/endpoints/models.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
 
 // A fixed creation time keeps the objects stable between runs and instances.

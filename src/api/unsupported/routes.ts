@@ -2,7 +2,7 @@
 // sub-path, before any authentication work.
 import type { FastifyInstance } from 'fastify';
 import { UNSUPPORTED_FAMILIES } from '../../contract/unsupported.ts';
-import { unsupportedEndpoint } from '../../http/errors.ts';
+import { unsupportedEndpoint } from '../../errors.ts';
 import type { RouteConfig } from '../../http/request-state.ts';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
