@@ -3,7 +3,7 @@
 // still gets a JSON error (e.g. 502); later failures become an error event. Credits
 // settle before the tail (the usage chunk carries them), then `data: [DONE]`.
 import type { FastifyReply } from 'fastify';
-import type { MeteredRun } from '../credits/metered-run.ts';
+import type { Run } from '../credits/run.ts';
 import { ApiError, upstreamError } from '../errors.ts';
 import { openEventStream } from '../http/sse.ts';
 import { ProviderError, type ProviderEvent, type Usage } from '../providers/types.ts';
@@ -18,7 +18,7 @@ export function providerFailure(err: unknown, signal: AbortSignal): ApiError | n
 
 export interface StreamAnswer {
   reply: FastifyReply;
-  meter: MeteredRun;
+  meter: Run;
   events: AsyncIterable<ProviderEvent>;
   signal: AbortSignal;
   /** Chunks written before the first event (e.g. the role chunk). */
@@ -65,7 +65,7 @@ export async function streamAnswer(a: StreamAnswer): Promise<FastifyReply> {
 }
 
 /** Consumes a metered stream for a single JSON answer; null when the client went away. */
-export async function consume<T>(meter: MeteredRun, signal: AbortSignal, run: () => Promise<T>): Promise<{ value: T; credits: number; usage: Usage } | null> {
+export async function consume<T>(meter: Run, signal: AbortSignal, run: () => Promise<T>): Promise<{ value: T; credits: number; usage: Usage } | null> {
   let value: T;
   try {
     value = await run();

@@ -101,7 +101,13 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
   const models = new Map<string, readonly string[]>();
   const permissions: [string, Permission][] = [];
   for (const [name, rule] of Object.entries(fields)) {
+    // A table that cannot work stops start-up instead of misjudging requests.
+    if (rule.category === 'limited' && rule.values.length === 0) throw new Error(`limited field '${name}' lists no values`);
+    if ((rule.category === 'applied' || rule.category === 'no_effect') && rule.schema !== undefined && typeof rule.schema.safeParse !== 'function') {
+      throw new Error(`field '${name}' has no schema`);
+    }
     const dot = name.indexOf('.');
+    if (dot > 0 && !Object.hasOwn(fields, name.slice(0, dot))) throw new Error(`'${name}' classifies a member of '${name.slice(0, dot)}', which the table lacks`);
     if (dot > 0) {
       nested.push([name.slice(0, dot), name.slice(dot + 1), rule]);
       continue;
@@ -111,6 +117,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
     if (rule.category === 'applied' && rule.models) models.set(name, rule.models);
     if (rule.category === 'applied' && rule.permission) permissions.push([name, rule.permission]);
   }
+  for (const name of required) if (!topLevel.has(name)) throw new Error(`required field '${name}' is not in the table`);
   const validator = z.object(shape);
 
   return {

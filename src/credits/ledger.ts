@@ -87,6 +87,36 @@ export class Ledger {
   }
 
   /**
+   * Holds `extra` more micro-credits on an open reservation (the next step of a tool
+   * loop); false when the account cannot cover it or the hold is gone. Not the hot
+   * path: one small transaction, the hold and the account updated together.
+   */
+  async extend(reservation: Reservation, extra: number): Promise<boolean> {
+    const amount = Math.max(1, Math.ceil(extra));
+    const ok = await this.db
+      .transaction()
+      .execute(async (trx) => {
+        const held = await trx.updateTable('credit_holds').set({ amount: sql`amount + ${amount}` }).where('request_id', '=', reservation.requestId).executeTakeFirst();
+        if (Number(held.numUpdatedRows) === 0) return false;
+        const taken = await trx
+          .updateTable('accounts')
+          .set({ reserved: sql`reserved + ${amount}` })
+          .where('id', '=', reservation.accountId)
+          .where(sql<number>`balance - reserved`, '>=', amount)
+          .executeTakeFirst();
+        // Not covered: undo the hold's growth with the rest of the transaction.
+        if (Number(taken.numUpdatedRows) === 0) throw new NotCovered();
+        return true;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof NotCovered) return false;
+        throw err;
+      });
+    if (ok) reservation.amount += amount;
+    return ok;
+  }
+
+  /**
    * A provider's cost that arrives after settlement: the same entry is corrected to the
    * new charge (the difference is applied to the balance, which is not taken below zero).
    * Returns the charge now recorded.
@@ -129,3 +159,5 @@ export class Ledger {
     return orphaned.length;
   }
 }
+
+class NotCovered extends Error {}

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createChatCompletion } from '../contract/endpoints/chat.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
-import { ignoredHeader } from './contract-step.ts';
+import { ignoredHeader } from '../pipeline/contract.ts';
 import { MAX_JSON_DEPTH, tooDeep } from './json-body.ts';
 
 const testChat = { ...createChatCompletion, operationId: 'testChatHostile', path: '/test/chat/completions' } as const;

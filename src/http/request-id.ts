@@ -1,19 +1,22 @@
 // Step 1: every response carries X-Request-Id; a caller's X-Client-Request-Id must be
-// printable ASCII up to 512 characters (SPEC "Limits").
+// printable ASCII up to 512 characters (SPEC "Limits"). Creates the request's Call, the
+// transport-neutral context every later step works on (pipeline/call.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../errors.ts';
-import { newRequestState } from './request-state.ts';
+import { newCall } from '../pipeline/call.ts';
 
 const CLIENT_REQUEST_ID = /^[\x20-\x7e]{1,512}$/;
 
-/** The caller's X-Client-Request-Id when it is valid, else null. */
-export function clientRequestId(request: FastifyRequest): string | null {
-  const id = request.headers['x-client-request-id'];
-  return typeof id === 'string' && CLIENT_REQUEST_ID.test(id) ? id : null;
-}
-
 export async function requestIdStep(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  request.state = newRequestState();
+  const route = request.routeOptions.config.agent ?? null;
+  const call = (request.state = newCall({
+    id: request.id,
+    method: request.method,
+    route,
+    routeLabel: route?.endpoint ?? request.routeOptions.url ?? 'unmatched',
+    ip: request.ip,
+    log: request.log,
+  }));
   reply.header('x-request-id', request.id);
   // A NUL is in no id, name or cursor of ours, and PostgreSQL cannot even compare one.
   if (request.url.includes('%00')) throw invalidRequest('The URL holds a NUL character (%00).');
@@ -26,4 +29,5 @@ export async function requestIdStep(request: FastifyRequest, reply: FastifyReply
   if (typeof clientId !== 'string' || !CLIENT_REQUEST_ID.test(clientId)) {
     throw invalidRequest('X-Client-Request-Id must be printable ASCII of 1 to 512 characters.');
   }
+  call.clientRequestId = clientId;
 }

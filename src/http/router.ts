@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { EndpointContract, ValuesOf } from '../contract/types.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { Services } from '../services.ts';
+import { compileContract } from '../pipeline/contract.ts';
 import type { AuthMode, RouteConfig } from './request-state.ts';
 
 type BodyFields<C> = C extends { body: { fields: infer F } } ? ValuesOf<F> : Record<string, never>;
@@ -37,6 +38,8 @@ export class Router {
   ) {}
 
   endpoint<C extends EndpointContract>(contract: C, handler: Handler<C>, auth: AuthMode = 'key'): void {
+    // Compiled now: a table that cannot work stops start-up, not a request.
+    compileContract(contract);
     this.offered.push(contract);
     if (auth === 'none') this.publicOps.add(contract.operationId);
     const config: RouteConfig = { auth, contract, endpoint: this.prefix + contract.path };
@@ -50,7 +53,7 @@ export class Router {
           reply,
           body: request.state.body as BodyFields<C>,
           query: request.state.query as QueryFields<C>,
-          params: request.params as Record<string, string>,
+          params: contract.params ? request.state.params : (request.params as Record<string, string>),
           key: request.state.key!,
         }),
     });

@@ -14,7 +14,8 @@ import { clientGoneStep, finishStep } from './finish-step.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { limitsStep } from './limits-step.ts';
 import { requestIdStep } from './request-id.ts';
-import type { RequestState } from './request-state.ts';
+import type { Call } from '../pipeline/call.ts';
+import './request-state.ts';
 
 /** `logStream`: where log lines go instead of stdout (tests read them). */
 export function createHttpServer(config: Config, logStream?: DestinationStream): FastifyInstance {
@@ -49,7 +50,7 @@ export function createHttpServer(config: Config, logStream?: DestinationStream):
 }
 
 export function installPipeline(app: FastifyInstance, services: Services): void {
-  app.decorateRequest('state', null as unknown as RequestState);
+  app.decorateRequest('state', null as unknown as Call);
   installJsonBodyParser(app);
   app.decorate('metrics', services.metrics);
   const finish = finishStep(services);

@@ -1,27 +1,24 @@
 // What every finished request leaves besides its activity row: one access line at info
 // (LOG_LEVEL=warn turns it off) and the request metrics. The finish step calls it with
 // the figures it writes to the activity log.
-import type { FastifyRequest } from 'fastify';
 import { fromMicro } from '../accounts/money.ts';
+import type { Call } from '../pipeline/call.ts';
 import type { Metrics } from './metrics.ts';
 
 /** Levels at which the access line is written. */
 const ACCESS_LEVELS = new Set(['info', 'debug', 'trace']);
 
 /**
- * The route as registered, e.g. /v1/chat/completions/{completion_id}: never the URL,
- * whose ids and query would make every request its own label (and may carry secrets).
+ * Labelled by `call.routeLabel`, the route as registered (e.g.
+ * /v1/chat/completions/{completion_id}): never the URL, whose ids and query would make
+ * every request its own label (and may carry secrets).
  */
-export function routeOf(request: FastifyRequest): string {
-  return request.routeOptions.config.agent?.endpoint ?? request.routeOptions.url ?? 'unmatched';
-}
-
-export function recordRequest(metrics: Metrics, request: FastifyRequest, status: number, latencyMs: number): void {
-  const state = request.state;
-  const route = routeOf(request);
+export function recordCall(metrics: Metrics, call: Call, status: number, latencyMs: number): void {
+  const state = call;
+  const route = call.routeLabel;
   metrics.request({
     route,
-    method: request.method,
+    method: call.method,
     status,
     seconds: latencyMs / 1000,
     model: state.model,
@@ -30,11 +27,11 @@ export function recordRequest(metrics: Metrics, request: FastifyRequest, status:
     creditsReserved: state.creditsReserved,
     creditsSettled: state.creditsSettled,
   });
-  // Checked first so a disabled line costs no object; request.log already carries request_id.
-  if (!ACCESS_LEVELS.has(request.log.level)) return;
-  request.log.info(
+  // Checked first so a disabled line costs no object; call.log already carries request_id.
+  if (!ACCESS_LEVELS.has(call.log.level)) return;
+  call.log.info(
     {
-      method: request.method,
+      method: call.method,
       route,
       status,
       latency_ms: latencyMs,

@@ -31,11 +31,16 @@ const MAX_STEPS = 8;
  * reasoning stream through as they come; usage is summed into one event at the end.
  * With no service tools there is one step: the model's own stream, unwrapped.
  */
-export function runAgent(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal): AsyncIterable<ProviderEvent> {
-  return tools.length === 0 ? provider.chat(request, signal) : toolLoop(provider, request, tools, signal);
+export interface AgentHooks {
+  /** Before every step after the first, with the conversation that step sends (the run extends its reservation). */
+  beforeStep?(messages: readonly ChatMessage[]): Promise<void>;
 }
 
-async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+export function runAgent(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks = {}): AsyncIterable<ProviderEvent> {
+  return tools.length === 0 ? provider.chat(request, signal) : toolLoop(provider, request, tools, signal, hooks);
+}
+
+async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks): AsyncGenerator<ProviderEvent> {
   const byName = new Map(tools.map((t) => [t.definition.name, t]));
   const messages: ChatMessage[] = [...request.messages];
   const total: Usage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
@@ -43,6 +48,7 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
     const calls: { id: string; name: string; arguments: string }[] = [];
     let finish: ProviderEvent | null = null;
     const last = step === MAX_STEPS - 1;
+    if (step > 0) await hooks.beforeStep?.(messages);
     const stepRequest: ChatRequest = { ...request, messages, tools: tools.map((t) => t.definition), toolChoice: last ? 'none' : 'auto' };
     for await (const e of provider.chat(stepRequest, signal)) {
       if (e.type === 'tool_call') {

@@ -4,8 +4,7 @@
 import { createChatCompletion } from '../../contract/endpoints/chat.ts';
 import type { ChatModel } from '../../contract/models.ts';
 import { fromMicro } from '../../accounts/money.ts';
-import { estimateInputTokens, MeteredRun } from '../../credits/metered-run.ts';
-import { clientSignal } from '../../http/request-state.ts';
+import { estimateInputTokens, Run } from '../../credits/run.ts';
 import { outputCap } from '../../keys/key-limits.ts';
 import type { Router } from '../../http/router.ts';
 import type { ProviderEvent } from '../../providers/types.ts';
@@ -29,11 +28,14 @@ export function chatRoutes(router: Router, stored: CompletionStore, registry: To
     const mapped = toProviderRequest(body, maxTokens);
     mapped.request.requestId = request.id; // the upstream's failure warning names it
     const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format], mapped.attachments);
-    const meter = await MeteredRun.open(services, request.state, key, model, inputEstimate, maxTokens, request.id);
-    const signal = clientSignal(request.state);
+    const meter = await Run.open(services, request.state, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
+    const signal = meter.signal;
     const source: AsyncIterable<ProviderEvent> = answersDirectly(body, key)
       ? services.chat.provider.chat(mapped.request, signal)
-      : runAgent(services.chat.provider, mapped.request, registry.available(key), signal);
+      : runAgent(services.chat.provider, mapped.request, registry.available(key), signal, {
+          // Each further step holds credits for its own input and output cap first.
+          beforeStep: (messages) => meter.extend(estimateInputTokens(messages, mapped.attachments).bound, maxTokens),
+        });
     const events = meter.meter(source);
     const id = newCompletionId();
     const created = Math.floor(Date.now() / 1000);

@@ -3,8 +3,7 @@
 import { fromMicro } from '../../accounts/money.ts';
 import { createCompletion } from '../../contract/endpoints/completions.ts';
 import type { ChatModel } from '../../contract/models.ts';
-import { estimateInputTokens, MeteredRun } from '../../credits/metered-run.ts';
-import { clientSignal } from '../../http/request-state.ts';
+import { estimateInputTokens, Run } from '../../credits/run.ts';
 import { outputCap } from '../../keys/key-limits.ts';
 import type { Router } from '../../http/router.ts';
 import { newId } from '../../ids.ts';
@@ -42,8 +41,8 @@ export function completionsRoutes(router: Router): void {
       requestId: request.id,
     }) as CompletionRequest;
 
-    const meter = await MeteredRun.open(services, request.state, key, model, estimateInputTokens(prompt, 0), maxTokens, request.id);
-    const signal = clientSignal(request.state);
+    const meter = await Run.open(services, request.state, { key, model, input: estimateInputTokens(prompt, 0), maxOutputTokens: maxTokens });
+    const signal = meter.signal;
     const events = meter.meter(services.chat.provider.complete(completionRequest, signal));
     const id = newId('cmpl-');
     const created = Math.floor(Date.now() / 1000);

@@ -1,9 +1,13 @@
-// A model call under the credit ledger: reserve the estimate first (429 when the
-// account cannot cover it), watch the events for usage and cost, and settle to what
-// actually ran when the call ends, however it ends (finished, client gone, error).
+// A Run: one unit of model work under the credit ledger, whoever started it (an HTTP
+// request, a batch line, a background job). It owns its reservation (taken before the
+// model runs: 429 when the account cannot cover it; extended per step of a tool loop),
+// its abort signal (the call's: a caller that goes away, or a cancelled batch, stops
+// it), and its usage and cost, and it settles once to what actually ran, however it
+// ends (finished, caller gone, error). The call (pipeline/call.ts) then carries the
+// figures to its activity row.
 import type { ChatModel } from '../contract/models.ts';
 import { insufficientQuota } from '../errors.ts';
-import type { RequestState } from '../http/request-state.ts';
+import { callSignal, type Call } from '../pipeline/call.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { ProviderEvent, Usage } from '../providers/types.ts';
 import type { Services } from '../services.ts';
@@ -29,13 +33,18 @@ export interface InputEstimate {
  * when a call ends without the provider's usage (asynchronously: a long prompt never
  * holds the event loop).
  */
+/** Micro-credits for an input bound plus an output cap at the model's prices. */
+function estimateFor(services: Services, model: ChatModel, inputTokens: number, outputTokens: number): number {
+  return microCreditsFor(usdFor(services.chat.price(model), { inputTokens, outputTokens }), services.config.creditsPerUsd);
+}
+
 export function estimateInputTokens(conversation: unknown, attachments: number): InputEstimate {
   const text = JSON.stringify(conversation) ?? '';
   const extra = attachments * ATTACHMENT_TOKENS + 16;
   return { bound: Buffer.byteLength(text) + extra, counted: async () => (await countTokensAsync(text)) + extra };
 }
 
-export class MeteredRun {
+export class Run {
   private usage: Usage | null = null;
   private providerCostUsd: number | null = null;
   private emitted = '';
@@ -48,33 +57,51 @@ export class MeteredRun {
 
   private constructor(
     private readonly services: Services,
-    private readonly state: RequestState,
+    private readonly state: Call,
     private readonly key: KeyRecord,
     private readonly model: ChatModel,
     private readonly input: InputEstimate,
     private readonly reservation: Reservation,
   ) {}
 
-  /** Reserves credits for the input's token bound plus `maxOutputTokens` at the model's prices. */
-  static async open(
-    services: Services,
-    state: RequestState,
-    key: KeyRecord,
-    model: ChatModel,
-    input: InputEstimate,
-    maxOutputTokens: number,
-    requestId: string,
-  ): Promise<MeteredRun> {
-    const price = services.chat.price(model);
-    const estimate = microCreditsFor(usdFor(price, { inputTokens: input.bound, outputTokens: maxOutputTokens }), services.config.creditsPerUsd);
-    const reservation = await services.ledger.reserve(key.accountId, key.id, requestId, estimate);
+  /**
+   * Reserves credits for the input's token bound plus `maxOutputTokens` at the model's
+   * prices, under the call's id; the call's finish step waits for the settlement.
+   */
+  static async open(services: Services, call: Call, opts: { key: KeyRecord; model: ChatModel; input: InputEstimate; maxOutputTokens: number }): Promise<Run> {
+    const { key, model, input } = opts;
+    const reservation = await services.ledger.reserve(key.accountId, key.id, call.id, estimateFor(services, model, input.bound, opts.maxOutputTokens));
     if (!reservation) {
       throw insufficientQuota('This account does not have enough credits for this request (its input plus the output cap). Add credits or lower max_tokens.');
     }
-    state.creditsReserved = reservation.amount;
-    const run = new MeteredRun(services, state, key, model, input, reservation);
-    state.settlement = { settled: run.settled, settle: () => run.close() };
+    call.creditsReserved = reservation.amount;
+    const run = new Run(services, call, key, model, input, reservation);
+    call.settlement = { settled: run.settled, settle: () => run.close() };
     return run;
+  }
+
+  /** Aborted when the caller goes away or the run is cancelled; providers stop on it. */
+  get signal(): AbortSignal {
+    return callSignal(this.state);
+  }
+
+  /** Stops the run: its provider call ends, and it settles for what ran. */
+  cancel(reason?: unknown): void {
+    callSignal(this.state);
+    this.state.abort!.abort(reason);
+  }
+
+  /**
+   * Holds more credits before another step of a tool loop: its input (the conversation
+   * so far) plus its output cap, so a multi-step run is never capped by its first
+   * estimate. 429 insufficient_quota when the account cannot cover it.
+   */
+  async extend(stepInputBound: number, maxOutputTokens: number): Promise<void> {
+    const extra = estimateFor(this.services, this.model, stepInputBound, maxOutputTokens);
+    if (!(await this.services.ledger.extend(this.reservation, extra))) {
+      throw insufficientQuota("This account does not have enough credits for the run's next step. Add credits or lower max_tokens.");
+    }
+    this.state.creditsReserved = this.reservation.amount;
   }
 
   observe(event: ProviderEvent): void {

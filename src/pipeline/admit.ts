@@ -1,0 +1,39 @@
+// Step 5: limits. Requests per minute, key caps and the account's concurrency slot; the
+// rate-limit headers go on the call for the transport to send (on errors too).
+import { insufficientQuota } from '../errors.ts';
+import { formatReset } from '../limits/limits.ts';
+import type { Services } from '../services.ts';
+import type { Call } from './call.ts';
+
+export async function admitCall(services: Services, call: Call, now = Date.now()): Promise<void> {
+  const { limits, caps, config } = services;
+  const key = call.key;
+  if (!key) return;
+
+  const rpm = key.rpm ?? config.maxRpm;
+  const window = await limits.hitRequestsPerMinute(key.id, Math.min(rpm, config.maxRpm), now);
+  call.headers['x-ratelimit-limit-requests'] = String(window.limit);
+  call.headers['x-ratelimit-remaining-requests'] = String(window.remaining);
+  call.headers['x-ratelimit-reset-requests'] = formatReset(window.resetMs);
+  if (!window.allowed) {
+    throw insufficientQuota(`Rate limit reached: ${window.limit} requests per minute for this API key. Try again in ${formatReset(window.resetMs)}.`);
+  }
+
+  const admitted = await caps.admit(key, now);
+  if (admitted.tokens) {
+    call.headers['x-ratelimit-limit-tokens'] = String(admitted.tokens.limit);
+    call.headers['x-ratelimit-remaining-tokens'] = String(admitted.tokens.remaining);
+    call.headers['x-ratelimit-reset-tokens'] = formatReset(admitted.tokens.resetMs);
+  }
+  if (admitted.refused) {
+    const { metric, period, max } = admitted.refused.limit;
+    throw insufficientQuota(`Usage limit reached: this API key may use ${max} ${metric} per ${period === 'ever' ? 'lifetime' : period}.`);
+  }
+
+  if (!(await limits.acquireSlot(key.accountId, config.accountConcurrency))) {
+    throw insufficientQuota(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
+  }
+  call.slotHeld = true;
+  // Credits are checked by the reservation the handler takes before any model runs
+  // (credits/run.ts): one conditional update, no separate read here.
+}

@@ -1,0 +1,126 @@
+// Step 4: the contract. Classify and validate body, query and path parameters against
+// the endpoint's tables, name the ignored fields, check field switches and the model
+// against the key. The tables are compiled when the endpoint is registered
+// (compileContract), so a bad table stops start-up.
+import { compileTable, groupQuery, paramPath, specificIssue, type CompiledTable } from '../contract/check.ts';
+import { CHAT_MODELS } from '../contract/models.ts';
+import type { EndpointContract } from '../contract/types.ts';
+import { invalidRequest, modelNotAllowed } from '../errors.ts';
+import type { Call } from './call.ts';
+
+export interface CompiledContract {
+  body?: CompiledTable;
+  query?: CompiledTable;
+}
+
+const compiled = new WeakMap<EndpointContract, CompiledContract>();
+
+/** Compiles an endpoint's tables once (throws on a table that cannot work: start-up stops). */
+export function compileContract(contract: EndpointContract): CompiledContract {
+  let c = compiled.get(contract);
+  if (!c) {
+    try {
+      c = {
+        ...(contract.body?.type === 'json' ? { body: compileTable(contract.body.fields, contract.body.required) } : {}),
+        ...(contract.query ? { query: compileTable(contract.query) } : {}),
+      };
+    } catch (err) {
+      throw new Error(`the contract table of ${contract.method} ${contract.path} is invalid: ${(err as Error).message}`);
+    }
+    compiled.set(contract, c);
+  }
+  return c;
+}
+
+const chatModels: readonly string[] = CHAT_MODELS;
+
+export interface CallInput {
+  /** The parsed JSON body (JSON endpoints). */
+  body?: unknown;
+  /** The flat query string (`metadata[k]=v` is regrouped here). */
+  query?: Record<string, unknown>;
+  /** Path parameters by name. */
+  params?: Record<string, string>;
+}
+
+/** Checks a call's input against its route's contract; the checked values land on the call. */
+export function checkCall(call: Call, input: CallInput): void {
+  const contract = call.route?.contract;
+  if (!contract) return;
+  const tables = compileContract(contract);
+  if (contract.params && input.params) call.params = checkParams(contract, input.params);
+  if (tables.body) {
+    const body = input.body ?? {};
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw invalidRequest('The request body must be a JSON object.');
+    }
+    // Recorded before checking, so a refused request's activity row still says who and what.
+    noteCaller(call, body as Record<string, unknown>);
+    for (const [name, permission] of tables.body.permissions) {
+      const value = (body as Record<string, unknown>)[name];
+      if (value !== undefined && value !== null && call.key && !call.key.permissions[permission]) {
+        throw modelNotAllowed(`This API key does not have the '${permission}' permission, which '${name}' needs.`, name);
+      }
+    }
+    const checked = tables.body.check(body as Record<string, unknown>);
+    call.body = checked.value;
+    call.ignored.push(...checked.ignored);
+  }
+  if (tables.query) {
+    const checked = tables.query.check(groupQuery(input.query ?? {}));
+    call.query = checked.value;
+    call.ignored.push(...checked.ignored);
+  }
+  if (call.ignored.length > 0) call.headers['x-service-ignored-parameters'] = ignoredHeader(call.ignored);
+
+  const model = call.body.model;
+  const key = call.key;
+  if (typeof model === 'string' && key?.models && chatModels.includes(model) && !key.models.includes(model)) {
+    throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, 'model');
+  }
+}
+
+/** Path parameters under the table's schemas: a value outside one is a 400 naming it. */
+function checkParams(contract: EndpointContract, params: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, schema] of Object.entries(contract.params ?? {})) {
+    const parsed = schema.safeParse(params[name]);
+    if (!parsed.success) {
+      const issue = specificIssue(parsed.error.issues[0]!);
+      throw invalidRequest(`Invalid value for path parameter '${name}': ${issue.message}`, paramPath([name, ...issue.path]));
+    }
+    out[name] = String(parsed.data);
+  }
+  return out;
+}
+
+/** Past this, the header ends with `...(+N more)`: clients refuse very long header lines. */
+const IGNORED_HEADER_MAX = 2_000;
+
+/**
+ * X-Service-Ignored-Parameters: the names, comma-separated. A header value is Latin-1
+ * at most, and a name may hold anything JSON allows, so every character outside
+ * printable ASCII, and `%` and `,`, is percent-encoded as UTF-8 (`ключ` → `%D0%BA...`).
+ */
+export function ignoredHeader(names: readonly string[]): string {
+  let out = '';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!.replace(/[^\x20-\x24\x26-\x2b\x2d-\x7e]+/g, (run) => encodeURIComponent(wellFormed(run)).replace(/,/g, '%2C'));
+    const next = out === '' ? name : `${out}, ${name}`;
+    if (next.length > IGNORED_HEADER_MAX) return `${out === '' ? '' : `${out}, `}...(+${names.length - i} more)`;
+    out = next;
+  }
+  return out;
+}
+
+/** Lone surrogates (JSON allows "\ud800") as U+FFFD: encodeURIComponent throws on them. */
+const wellFormed = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+
+function noteCaller(state: Call, body: Record<string, unknown>): void {
+  const { model, user, safety_identifier } = body;
+  // Unchecked yet: cut to size and without NULs, which PostgreSQL's text columns refuse.
+  const clean = (s: string, max: number) => s.slice(0, max).replaceAll('\u0000', '');
+  if (typeof model === 'string') state.model = clean(model, 200);
+  if (typeof user === 'string') state.user = clean(user, 256);
+  if (typeof safety_identifier === 'string') state.safetyIdentifier = clean(safety_identifier, 256);
+}
