@@ -66,7 +66,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs),
-    ledger: new Ledger(store, http.log, config.instanceId),
+    ledger: new Ledger(store, http.log, config.instanceId, config.holdLeaseMs),
     chat: options.chat ?? createChatBackend(config, options.env, upstreamCallRecorder(metrics, http.log)),
     metrics,
   };
@@ -94,11 +94,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   metaRoutes(router);
   await http.ready();
 
-  // Durable housekeeping: expired stored completions, and reservations a crashed
-  // instance left open (no model call runs this long).
+  // Durable housekeeping: expired stored completions, and credit holds no live instance
+  // vouches for (their lease ran out), swept once a lease period.
+  services.ledger.startLeaseRenewal();
   const jobs = [
     startSweeper({ name: 'stored completions expiry', intervalMs: 60 * 60_000, run: () => stored.sweepExpired(), log: http.log }),
-    startSweeper({ name: 'stale reservations', intervalMs: 5 * 60_000, run: () => services.ledger.releaseStale(60 * 60_000), log: http.log }),
+    startSweeper({ name: 'stale reservations', intervalMs: config.holdLeaseMs, run: () => services.ledger.releaseStale(60 * 60_000), log: http.log }),
   ];
 
   let closing: Promise<void> | undefined;
@@ -116,6 +117,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           clearInterval(closeIdle);
         }
         await Promise.all(jobs.map((j) => j.stop()));
+        services.ledger.stopLeaseRenewal();
         await services.activity.close();
         await services.chat.provider.close?.();
         await services.limits.close();

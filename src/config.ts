@@ -32,6 +32,7 @@ const envSchema = z.object({
     .refine((n) => n <= MAX_CREDITS, `must be at most ${MAX_CREDITS}`)
     .refine((n) => Number(n.toFixed(6)) === n, 'must have at most 6 decimal places'),
   AGENT_API_TRUSTED_PROXIES: optionalString,
+  AGENT_API_HOLD_LEASE_MS: intFrom(60_000, 1_000),
   AGENT_API_INSTANCE_ID: optionalString.refine((v) => v === undefined || v.length <= 200, { message: 'must be at most 200 characters' }),
   AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
   AGENT_API_MAX_RPM: intFrom(10_000, 1),
@@ -64,6 +65,8 @@ export interface Config {
   bootstrapKey: string | undefined;
   /** Names this instance on the credit holds it takes; a restart releases the holds of its previous process. */
   instanceId: string;
+  /** A credit hold's lease: renewed every third of it while the run lives; released by a sweep after it runs out. */
+  holdLeaseMs: number;
   /** Credits the bootstrap account `default` gets, once per database (src/bootstrap/). */
   bootstrapCredits: number;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
@@ -113,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.AGENT_API_METRICS_TOKEN,
     bootstrapKey: e.AGENT_API_BOOTSTRAP_KEY,
     instanceId: e.AGENT_API_INSTANCE_ID ?? `${os.hostname()}:${e.PORT}`,
+    holdLeaseMs: e.AGENT_API_HOLD_LEASE_MS,
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')

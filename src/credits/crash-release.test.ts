@@ -40,7 +40,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startServer(port: number): Promise<ChildProcess> {
+async function startServer(port: number, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
     cwd: root,
     env: {
@@ -55,6 +55,7 @@ async function startServer(port: number): Promise<ChildProcess> {
       UPSTREAM_BASE_URL: upstream.baseUrl,
       UPSTREAM_MODEL_AGENT: 'upstream-small',
       UPSTREAM_MAX_RETRIES: '0',
+      ...extraEnv,
     },
     stdio: 'ignore',
   });
@@ -66,6 +67,62 @@ async function startServer(port: number): Promise<ChildProcess> {
   }
   throw new Error('the server did not start');
 }
+
+const adminAt = (origin: string) => async (method: string, url: string, body?: unknown) => {
+  const res = await fetch(`${origin}/admin/v1${url}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return res.json() as Promise<Record<string, any>>;
+};
+
+/** Opens `n` streams that stay under way (the fake upstream never ends them). */
+async function openStreams(origin: string, key: string, n: number) {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const res = await fetch(`${origin}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'agent', messages: [{ role: 'user', content: 'Write at length' }], stream: true }),
+      });
+      assert.equal(res.status, 200);
+      const reader = res.body!.getReader();
+      await reader.read();
+      return reader;
+    }),
+  );
+}
+
+test("another instance releases a dead instance's holds once their lease runs out", async () => {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const admin = adminAt(origin);
+  const lease = { AGENT_API_HOLD_LEASE_MS: '1000' };
+  let child = await startServer(port, { ...lease, AGENT_API_INSTANCE_ID: 'lease-dead' });
+  const account = await admin('POST', '/accounts', { name: `lease-${Date.now()}`, credits: 10 });
+  const { key } = await admin('POST', '/keys', { account_id: account.id, name: 'lease' });
+  const readers = await openStreams(origin, key, 3);
+  assert.ok((await admin('GET', `/accounts/${account.id}`)).reserved_credits > 0);
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  for (const r of readers) await r.cancel().catch(() => undefined);
+
+  // A different instance: it does not own those holds, so only their lease frees them.
+  child = await startServer(port, { ...lease, AGENT_API_INSTANCE_ID: 'lease-alive' });
+  try {
+    let after = await admin('GET', `/accounts/${account.id}`);
+    for (let i = 0; i < 200 && after.reserved_credits > 0; i++) {
+      await delay(50);
+      after = await admin('GET', `/accounts/${account.id}`);
+    }
+    assert.equal(after.reserved_credits, 0, 'released within a lease period or so, not an hour');
+    assert.equal(after.credits, 10, 'and charged nothing');
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+});
 
 test('holds of streams cut off by kill -9 are released when the instance starts again', async () => {
   const port = await freePort();
@@ -127,5 +184,30 @@ test('holds of streams cut off by kill -9 are released when the instance starts 
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit');
+  }
+});
+
+test("a live instance's renewals keep its holds; they run out once it stops renewing", async () => {
+  const { startTestServer } = await import('../../test/helpers/test-server.ts');
+  const server = await startTestServer({ AGENT_API_HOLD_LEASE_MS: '1000', AGENT_API_INSTANCE_ID: 'lease-renewing' });
+  try {
+    const { ledger } = server.app.services;
+    const account = await server.createAccount(1);
+    const held = await ledger.reserve(account.id, null, `req_lease_${Date.now()}`, 100_000);
+    assert.ok(held);
+    // Two lease periods pass while the renewal timer runs: the sweep finds nothing to release.
+    await delay(2_200);
+    assert.equal(await ledger.releaseStale(60 * 60_000), 0);
+    ledger.stopLeaseRenewal();
+    // Now the lease runs out and a sweep (this one, or the app's own) releases the hold.
+    let reserved = (await server.admin('GET', `/accounts/${account.id}`)).body.reserved_credits;
+    for (let i = 0; i < 100 && reserved > 0; i++) {
+      await delay(50);
+      await ledger.releaseStale(60 * 60_000);
+      reserved = (await server.admin('GET', `/accounts/${account.id}`)).body.reserved_credits;
+    }
+    assert.equal(reserved, 0);
+  } finally {
+    await server.close();
   }
 });

@@ -57,17 +57,18 @@ interface SettleItem {
   at: number;
 }
 
-export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>, instanceId: string): LedgerStatements {
+export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>, instanceId: string, leaseMs: number): LedgerStatements {
   const ids = (rows: unknown[]) => new Set(rows.map((r) => (r as { id: string }).id));
   const reserves = new Batcher<ReserveItem>(async (items) =>
     ids(
-      await prepared('ledger_reserve', 'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint, $6::text)', [
+      await prepared('ledger_reserve', 'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint, $6::text, $7::bigint)', [
         items.map((i) => i.requestId),
         items.map((i) => i.accountId),
         items.map((i) => i.keyId),
         items.map((i) => i.amount),
         items[0]!.at,
         instanceId,
+        items[0]!.at + leaseMs,
       ]),
     ),
   );

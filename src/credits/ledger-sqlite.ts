@@ -5,12 +5,12 @@ import type SQLite from 'better-sqlite3';
 import type { Store } from '../store/db.ts';
 import type { LedgerStatements, Reservation } from './ledger.ts';
 
-export function sqliteStatements(write: NonNullable<Store['sqliteWrite']>, instanceId: string): LedgerStatements {
+export function sqliteStatements(write: NonNullable<Store['sqliteWrite']>, instanceId: string, leaseMs: number): LedgerStatements {
   let prepared: { reserve: (r: Reservation, keyId: string | null, now: number) => boolean; settle: (r: Reservation, charge: number, now: number) => boolean } | undefined;
   const statements = (conn: SQLite.Database) => {
     if (prepared) return prepared;
     const take = conn.prepare('update accounts set reserved = reserved + ? where id = ? and balance - reserved >= ?');
-    const hold = conn.prepare('insert into credit_holds (request_id, account_id, key_id, amount, created_at, instance_id) values (?, ?, ?, ?, ?, ?)');
+    const hold = conn.prepare('insert into credit_holds (request_id, account_id, key_id, amount, created_at, instance_id, lease_until) values (?, ?, ?, ?, ?, ?, ?)');
     const unhold = conn.prepare('delete from credit_holds where request_id = ? returning account_id, key_id, amount, created_at');
     const entry = conn.prepare(
       'insert into credit_reservations (request_id, account_id, key_id, amount, status, charged, created_at, settled_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -19,7 +19,7 @@ export function sqliteStatements(write: NonNullable<Store['sqliteWrite']>, insta
     prepared = {
       reserve: (r, keyId, now) => {
         if (take.run(r.amount, r.accountId, r.amount).changes !== 1) return false;
-        hold.run(r.requestId, r.accountId, keyId, r.amount, now, instanceId);
+        hold.run(r.requestId, r.accountId, keyId, r.amount, now, instanceId, now + leaseMs);
         return true;
       },
       settle: (r, charge, now) => {

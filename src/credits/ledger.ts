@@ -51,11 +51,37 @@ export class Ledger {
     private readonly log: Pick<FastifyBaseLogger, 'error'>,
     /** Written on every hold this process takes (AGENT_API_INSTANCE_ID). */
     readonly instanceId = 'default',
+    /** How long a hold's lease lasts; this process renews its holds' leases every third of it. */
+    readonly leaseMs = 60_000,
   ) {
     this.db = store.db;
-    if (store.sqliteWrite) this.statements = sqliteStatements(store.sqliteWrite, instanceId);
-    else if (store.pgPrepared) this.statements = postgresStatements(store.pgPrepared, instanceId);
+    if (store.sqliteWrite) this.statements = sqliteStatements(store.sqliteWrite, instanceId, leaseMs);
+    else if (store.pgPrepared) this.statements = postgresStatements(store.pgPrepared, instanceId, leaseMs);
     else throw new Error('the ledger needs SQLite or PostgreSQL');
+  }
+
+  private renewal: NodeJS.Timeout | undefined;
+
+  /**
+   * Renews the leases of every hold this instance has open, every third of a lease: one
+   * statement, whatever the number of runs. An instance that dies stops renewing, and
+   * its holds are released by any instance's sweep within a lease period.
+   */
+  startLeaseRenewal(): void {
+    this.renewal ??= setInterval(() => {
+      this.renewLeases().catch((err: unknown) => this.log.error({ err }, 'renewing credit hold leases failed'));
+    }, Math.max(1, Math.floor(this.leaseMs / 3)));
+    this.renewal.unref();
+  }
+
+  stopLeaseRenewal(): void {
+    clearInterval(this.renewal);
+    this.renewal = undefined;
+  }
+
+  async renewLeases(now = Date.now()): Promise<number> {
+    const r = await this.db.updateTable('credit_holds').set({ lease_until: now + this.leaseMs }).where('instance_id', '=', this.instanceId).executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   /** Holds `amount` micro-credits; null when the account cannot cover it. */
@@ -136,9 +162,17 @@ export class Ledger {
     });
   }
 
-  /** Releases holds older than `olderThanMs` (a crashed instance's), charging nothing. */
+  /**
+   * Releases, charging nothing, the holds no live instance vouches for: their lease ran
+   * out (their instance died), or, for holds from before leases (migration 0012), they
+   * are older than `olderThanMs`.
+   */
   async releaseStale(olderThanMs: number, now = Date.now()): Promise<number> {
-    const stale = await this.db.selectFrom('credit_holds').selectAll().where('created_at', '<', now - olderThanMs).execute();
+    const stale = await this.db
+      .selectFrom('credit_holds')
+      .selectAll()
+      .where((eb) => eb.or([eb('lease_until', '<', now), eb.and([eb('lease_until', 'is', null), eb('created_at', '<', now - olderThanMs)])]))
+      .execute();
     for (const r of stale) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
     return stale.length;
   }

@@ -111,6 +111,8 @@ export interface CreditHoldsTable {
   created_at: number;
   /** The instance that took the hold (AGENT_API_INSTANCE_ID); null for holds from before migration 0008. */
   instance_id: string | null;
+  /** Unix ms until which the hold's instance vouches for it (renewed while the run lives); null before migration 0012. */
+  lease_until: number | null;
 }
 
 /** A `store: true` chat completion, kept 30 days (migration 0002). */
