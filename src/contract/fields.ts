@@ -84,19 +84,19 @@ export const reasoningEffortSchema = z.enum(['none', 'minimal', 'low', 'medium',
 export const verbositySchema = z.enum(['low', 'medium', 'high']).nullable();
 
 /** Sampling extensions beyond the reference API (applied; forwarded to upstreams). */
-export const samplingExtensionFields: FieldTable = {
+export const samplingExtensionFields = {
   top_k: applied(z.number().int().min(0).nullable(), 'top-K sampling (extension)'),
   min_p: applied(z.number().min(0).max(1).nullable(), 'minimum probability relative to the top token (extension)'),
   top_a: applied(z.number().min(0).max(1).nullable(), 'top-A sampling (extension)'),
   repetition_penalty: applied(z.number().min(0).max(2).nullable(), 'repeated-token penalty (extension)'),
-};
+} as const satisfies FieldTable;
 
 /** Query fields of a cursor-paginated list (`limit` 1 to 100, `after`, `order`). */
-export const listQueryFields = (defaultOrder: 'asc' | 'desc' = 'desc'): FieldTable => ({
+export const listQueryFields = (defaultOrder: 'asc' | 'desc' = 'desc') => ({
   limit: applied(z.coerce.number().int().min(1).max(100).default(20), 'page size, 1 to 100 (default 20)'),
   after: applied(z.string().min(1), 'cursor: the last id of the previous page'),
   order: applied(z.enum(['asc', 'desc']).default(defaultOrder), `asc or desc (default ${defaultOrder})`),
-});
+}) satisfies FieldTable;
 
 export const deletionSchema = (object: string) =>
   z.object({ id: z.string(), object: z.literal(object), deleted: z.boolean() });
@@ -200,14 +200,14 @@ export const completionUsageSchema = z
   .meta({ id: 'CompletionUsage' });
 
 /** The three prompt-cache fields: accepted without effect wherever the reference defines them. */
-export const promptCacheFields: FieldTable = {
+export const promptCacheFields = {
   prompt_cache_key: noEffect('accepted without effect', z.string().nullable()),
   prompt_cache_options: noEffect(
     'accepted without effect',
     z.looseObject({ ttl: z.string().optional(), mode: z.string().optional() }).nullable(),
   ),
   prompt_cache_retention: noEffect('accepted without effect', z.enum(['in_memory', '24h']).nullable()),
-};
+} as const satisfies FieldTable;
 
 /** Streaming rows shared by chat and text completions (SPEC: usage chunk with usage.svc; obfuscation without effect). */
 export const streamFields = {

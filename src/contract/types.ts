@@ -98,6 +98,11 @@ export type ValuesOf<T> = {
   -readonly [K in keyof T as K extends `${string}.${string}` ? never : T[K] extends RefusedField ? never : K]?: ValueOf<T[K]>;
 };
 
+/** The checked body a handler receives for an endpoint contract. */
+export type BodyOf<C> = C extends { body: { fields: infer F } } ? ValuesOf<F> : Record<string, never>;
+/** The checked query a handler receives for an endpoint contract. */
+export type QueryOf<C> = C extends { query: infer Q } ? ValuesOf<Q> : Record<string, never>;
+
 /** Identity helper that keeps literal types. */
 export function defineEndpoint<const T extends EndpointContract>(contract: T): T {
   return contract;

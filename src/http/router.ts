@@ -2,14 +2,14 @@
 // entries and handlers; the pipeline steps are shared. Whatever is registered here is
 // "offered" and appears in /capabilities and /openapi.json.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import type { EndpointContract, ValuesOf } from '../contract/types.ts';
+import type { BodyOf, EndpointContract, QueryOf } from '../contract/types.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { Services } from '../services.ts';
 import { compileContract } from '../pipeline/contract.ts';
 import type { AuthMode, RouteConfig } from './request-state.ts';
 
-type BodyFields<C> = C extends { body: { fields: infer F } } ? ValuesOf<F> : Record<string, never>;
-type QueryFields<C> = C extends { query: infer Q } ? ValuesOf<Q> : Record<string, never>;
+type BodyFields<C> = BodyOf<C>;
+type QueryFields<C> = QueryOf<C>;
 
 export interface HandlerContext<C extends EndpointContract> {
   request: FastifyRequest;

@@ -1,11 +1,13 @@
 // The checked chat request body → the provider-neutral ChatRequest. Legacy
 // `functions`/`function_call` become tools; message parts are normalized.
 import { invalidRequest } from '../../errors.ts';
-import type { ChatModel } from '../../contract/models.ts';
-import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../../providers/types.ts';
+import type { createChatCompletion } from '../../contract/endpoints/chat.ts';
+import type { BodyOf } from '../../contract/types.ts';
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../../providers/types.ts';
+import { defined, generationOptions } from '../generation-options.ts';
 
 /** The body as the contract step left it (validated, unknown fields dropped). */
-export type ChatBody = Record<string, any>;
+export type ChatBody = BodyOf<typeof createChatCompletion>;
 
 export interface MappedChat {
   request: ChatRequest;
@@ -82,7 +84,8 @@ function mapMessages(raw: any[], counter: { attachments: number }): ChatMessage[
 }
 
 function mapTools(body: ChatBody): { tools?: FunctionTool[]; toolChoice?: ToolChoice; legacy: boolean } {
-  const fromDefinition = (f: any): FunctionTool => ({
+  type Definition = { name: string; description?: string | undefined; parameters?: Record<string, unknown> | undefined; strict?: boolean | null | undefined };
+  const fromDefinition = (f: Definition): FunctionTool => ({
     name: f.name,
     ...(f.description ? { description: f.description } : {}),
     ...(f.parameters ? { parameters: f.parameters } : {}),
@@ -90,12 +93,13 @@ function mapTools(body: ChatBody): { tools?: FunctionTool[]; toolChoice?: ToolCh
   });
   if (body.tools?.length && body.functions?.length) throw invalidRequest("Send either 'tools' or the legacy 'functions', not both.", 'functions');
   const legacy = !body.tools?.length && !!body.functions?.length;
-  const tools: FunctionTool[] | undefined = legacy ? body.functions.map(fromDefinition) : body.tools?.map((t: any) => fromDefinition(t.function));
+  const tools: FunctionTool[] | undefined = legacy ? body.functions?.map(fromDefinition) : body.tools?.map((t) => fromDefinition(t.function));
   const choice = legacy ? body.function_call : body.tool_choice;
   let toolChoice: ToolChoice | undefined;
   if (typeof choice === 'string') toolChoice = choice as ToolChoice;
   else if (choice && typeof choice === 'object') {
-    const name = legacy ? choice.name : choice.function?.name;
+    const named = choice as { function?: { name?: string }; name?: string };
+    const name = (legacy ? named.name : named.function?.name) ?? '';
     if (!tools?.some((t) => t.name === name)) {
       throw invalidRequest(`The function '${name}' named in ${legacy ? 'function_call' : 'tool_choice'} is not among the tools.`, legacy ? 'function_call' : 'tool_choice');
     }
@@ -107,50 +111,17 @@ function mapTools(body: ChatBody): { tools?: FunctionTool[]; toolChoice?: ToolCh
   return { ...(tools?.length ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), legacy };
 }
 
-function mapResponseFormat(rf: any): ResponseFormat | undefined {
-  if (!rf) return undefined;
-  if (rf.type === 'json_schema') {
-    return { type: 'json_schema', name: rf.json_schema.name, schema: rf.json_schema.schema ?? {}, ...(typeof rf.json_schema.strict === 'boolean' ? { strict: rf.json_schema.strict } : {}) };
-  }
-  return { type: rf.type };
-}
-
-/** `o` without its undefined and null members (a loop: this runs on every request). */
-export function defined<T extends object>(o: T): T {
-  const out: Record<string, unknown> = {};
-  for (const k in o) if (o[k] !== undefined && o[k] !== null) out[k] = o[k];
-  return out as T;
-}
-
 export function toProviderRequest(body: ChatBody, maxTokens: number): MappedChat {
   const counter = { attachments: 0 };
-  const messages = mapMessages(body.messages, counter);
   const { tools, toolChoice, legacy } = mapTools(body);
   const request: ChatRequest = defined({
-    model: body.model as ChatModel,
-    stream: body.stream === true,
-    messages,
+    ...generationOptions(body, maxTokens),
+    messages: mapMessages(body.messages as unknown[], counter),
     tools,
     toolChoice,
-    parallelToolCalls: body.parallel_tool_calls,
-    responseFormat: mapResponseFormat(body.response_format),
-    maxTokens,
-    temperature: body.temperature,
-    topP: body.top_p,
-    topK: body.top_k,
-    minP: body.min_p,
-    topA: body.top_a,
-    repetitionPenalty: body.repetition_penalty,
-    presencePenalty: body.presence_penalty,
-    frequencyPenalty: body.frequency_penalty,
-    logitBias: body.logit_bias,
-    seed: body.seed,
-    stop: typeof body.stop === 'string' ? [body.stop] : body.stop,
-    logprobs: body.logprobs,
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    logprobs: body.logprobs ?? undefined,
     topLogprobs: body.logprobs ? (body.top_logprobs ?? 0) : undefined,
-    reasoningEffort: body.reasoning_effort ?? body.reasoning?.effort,
-    verbosity: body.verbosity,
-    user: body.user,
   });
   return { request, legacyFunctions: legacy, attachments: counter.attachments };
 }

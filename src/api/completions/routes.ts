@@ -10,7 +10,7 @@ import { newId } from '../../ids.ts';
 import type { CompletionRequest, FinishReason } from '../../providers/types.ts';
 import { consume, streamAnswer } from '../stream-answer.ts';
 import { usageObject } from '../chat/completion-object.ts';
-import { defined } from '../chat/to-provider-request.ts';
+import { generationOptions } from '../generation-options.ts';
 
 export function completionsRoutes(router: Router): void {
   const services = router.services;
@@ -19,27 +19,7 @@ export function completionsRoutes(router: Router): void {
     const model = body.model as ChatModel;
     const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : (body.prompt as string);
     const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
-    const b = body as Record<string, any>;
-    const completionRequest: CompletionRequest = defined({
-      model,
-      stream: body.stream === true,
-      prompt,
-      maxTokens,
-      temperature: b.temperature,
-      topP: b.top_p,
-      topK: b.top_k,
-      minP: b.min_p,
-      topA: b.top_a,
-      repetitionPenalty: b.repetition_penalty,
-      presencePenalty: b.presence_penalty,
-      frequencyPenalty: b.frequency_penalty,
-      logitBias: b.logit_bias,
-      seed: b.seed,
-      stop: typeof b.stop === 'string' ? [b.stop] : b.stop,
-      reasoningEffort: b.reasoning_effort ?? b.reasoning?.effort,
-      user: b.user,
-      requestId: request.id,
-    }) as CompletionRequest;
+    const completionRequest: CompletionRequest = { ...generationOptions(body, maxTokens), prompt, requestId: request.id };
 
     const meter = await Run.open(services, request.state, { key, model, input: estimateInputTokens(prompt, 0), maxOutputTokens: maxTokens });
     const signal = meter.signal;
@@ -63,7 +43,7 @@ export function completionsRoutes(router: Router): void {
       return { ...base, choices: [choice(ran.value.text, ran.value.finish)], usage: usageObject(ran.usage), svc: fromMicro(ran.credits) };
     }
 
-    const includeUsage = b.stream_options?.include_usage === true;
+    const includeUsage = body.stream_options?.include_usage === true;
     const nullUsage = includeUsage ? { usage: null } : {};
     return streamAnswer({
       reply,

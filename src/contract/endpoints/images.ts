@@ -18,12 +18,12 @@ const NO_MODEL = 'image generation names no selectable model';
 const FORMAT_NOTE = 'the image comes back as b64_json, or as url when the model returns a link';
 
 /** Fields every image endpoint shares. */
-const commonFields: FieldTable = {
+const commonFields = {
   model: noEffect(NO_MODEL, z.string().nullable()),
   response_format: noEffect(FORMAT_NOTE, z.enum(['url', 'b64_json']).nullable()),
   size: applied(sizeSchema, 'sets the aspect ratio'),
   user: applied(userSchema, 'kept in the activity log'),
-};
+} as const satisfies FieldTable;
 
 export const imagesResponseSchema = z
   .looseObject({

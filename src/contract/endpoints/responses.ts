@@ -108,13 +108,13 @@ export const responseCompactionSchema = z
 
 // --- Shared field rules ---------------------------------------------------
 
-const reasoningFields: FieldTable = {
+const reasoningFields = {
   reasoning: applied(responseReasoningSchema, 'effort (none to xhigh, on models that reason) applies'),
   'reasoning.summary': noEffect('accepted without effect; reasoning is returned as summary text whenever the model gives some'),
   'reasoning.generate_summary': noEffect('accepted without effect'),
   'reasoning.mode': refused('reasoning modes are not offered: choose agent or agent-think'),
   'reasoning.context': refused('reasoning context selection is not offered'),
-};
+} as const satisfies FieldTable;
 
 const includeRule = limitedEach(RESPONSE_INCLUDE_VALUES, 'each entry one of these; reasoning.encrypted_content is accepted and adds nothing');
 

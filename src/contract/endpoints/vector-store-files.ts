@@ -14,14 +14,14 @@ import {
 const MAX_BATCH_FILES = 500;
 
 /** Pagination of the file lists: the shared fields plus the reference's `before` cursor and status `filter`. */
-export const vectorStoreListQuery: FieldTable = {
+export const vectorStoreListQuery = {
   ...listQueryFields('desc'),
   before: applied(z.string().min(1), 'cursor: the first id of the current page (for the page before it)'),
-};
-const fileListQuery: FieldTable = {
+} as const satisfies FieldTable;
+const fileListQuery = {
   ...vectorStoreListQuery,
   filter: applied(z.enum(['in_progress', 'completed', 'failed', 'cancelled']), 'only files with this status'),
-};
+} as const satisfies FieldTable;
 
 const storeParams = { vector_store_id: z.string() };
 const fileParams = { vector_store_id: z.string(), file_id: z.string() };
