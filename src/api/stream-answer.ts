@@ -4,7 +4,7 @@
 // settle before the tail (the usage chunk carries them), then `data: [DONE]`.
 import type { FastifyReply } from 'fastify';
 import type { Run } from '../credits/run.ts';
-import { ApiError, upstreamError } from '../errors.ts';
+import { ApiError, serverError, upstreamError } from '../errors.ts';
 import { openEventStream } from '../http/sse.ts';
 import { ProviderError, type ProviderEvent, type Usage } from '../providers/types.ts';
 
@@ -14,6 +14,20 @@ export function providerFailure(err: unknown, signal: AbortSignal): ApiError | n
   if (err instanceof ApiError) return err;
   if (err instanceof ProviderError) return upstreamError(`The model provider failed to answer: ${err.message}`);
   throw err;
+}
+
+/**
+ * Any failure after the stream has started, as the error event that ends it: the
+ * client must learn the answer is incomplete, never see a silent close. An unexpected
+ * failure is logged and shown as a server error revealing nothing.
+ */
+function streamFailure(err: unknown, signal: AbortSignal, reply: FastifyReply): ApiError | null {
+  try {
+    return providerFailure(err, signal);
+  } catch {
+    reply.log.error({ err }, 'stream failed');
+    return serverError();
+  }
 }
 
 export interface StreamAnswer {
@@ -55,8 +69,9 @@ export async function streamAnswer(a: StreamAnswer): Promise<FastifyReply> {
     await a.done?.(credits, usage);
     await sse.send('[DONE]');
   } catch (err) {
-    await a.meter.close();
-    const failure = providerFailure(err, a.signal);
+    // Settles whatever ran; a failure to settle is logged by the ledger, not thrown at a stream under way.
+    await a.meter.close().catch((e: unknown) => a.reply.log.error({ err: e }, 'settling a failed stream failed'));
+    const failure = streamFailure(err, a.signal, a.reply);
     if (failure) await sse.send({ error: failure.toBody().error });
   } finally {
     sse.end();
