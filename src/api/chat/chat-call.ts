@@ -1,0 +1,74 @@
+// One chat completion, whoever asked for it: an HTTP request (streamed or not) or a
+// batch line. startChat maps the checked body, opens the Run (credits reserved before
+// any model runs) and starts the provider or the tool loop; chatOnce collects the whole
+// answer into the completion object and keeps it when `store` is true.
+import { fromMicro } from '../../accounts/money.ts';
+import type { ChatModel } from '../../contract/models.ts';
+import { estimateInputTokens, Run } from '../../credits/run.ts';
+import type { KeyRecord } from '../../keys/keys-service.ts';
+import { outputCap } from '../../keys/key-limits.ts';
+import type { Call } from '../../pipeline/call.ts';
+import type { ProviderEvent } from '../../providers/types.ts';
+import type { Services } from '../../services.ts';
+import { consume } from '../stream-answer.ts';
+import { answersDirectly, runAgent, type ToolRegistry } from './agent-loop.ts';
+import { collect, completionObject, newCompletionId } from './completion-object.ts';
+import { toProviderRequest, type ChatBody } from './to-provider-request.ts';
+
+/** Where `store: true` completions go (api/chat/stored-completions.ts). */
+export interface CompletionStore {
+  save(input: { accountId: string; completion: Record<string, unknown>; requestMessages: unknown[]; metadata: Record<string, string> | null }): Promise<unknown>;
+}
+
+export interface StartedChat {
+  readonly run: Run;
+  readonly events: AsyncIterable<ProviderEvent>;
+  readonly id: string;
+  readonly created: number;
+  readonly model: ChatModel;
+  readonly legacyFunctions: boolean;
+  /** Keeps the finished completion when the request asked for `store`. */
+  keep(completion: Record<string, unknown>): Promise<unknown> | undefined;
+}
+
+export async function startChat(services: Services, stored: CompletionStore, tools: ToolRegistry, call: Call, body: ChatBody, key: KeyRecord): Promise<StartedChat> {
+  const model = body.model as ChatModel;
+  const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
+  const mapped = toProviderRequest(body, maxTokens);
+  mapped.request.requestId = call.id; // the upstream's failure warning names it
+  const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format], mapped.attachments);
+  const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
+  const source: AsyncIterable<ProviderEvent> = answersDirectly(body, key)
+    ? services.chat.provider.chat(mapped.request, run.signal)
+    : runAgent(services.chat.provider, mapped.request, tools.available(key), run.signal, {
+        // Each further step holds credits for its own input and output cap first.
+        beforeStep: (messages) => run.extend(estimateInputTokens(messages, mapped.attachments).bound, maxTokens),
+      });
+  return {
+    run,
+    events: run.meter(source),
+    id: newCompletionId(),
+    created: Math.floor(Date.now() / 1000),
+    model,
+    legacyFunctions: mapped.legacyFunctions,
+    keep: (completion) =>
+      body.store ? stored.save({ accountId: key.accountId, completion, requestMessages: body.messages ?? [], metadata: body.metadata ?? null }) : undefined,
+  };
+}
+
+/** The whole answer as one completion object; null when the caller went away first. */
+export async function chatOnce(chat: StartedChat, body: ChatBody): Promise<Record<string, unknown> | null> {
+  const ran = await consume(chat.run, chat.run.signal, () => collect(chat.events, body.logprobs === true));
+  if (!ran) return null;
+  const completion = completionObject({
+    id: chat.id,
+    created: chat.created,
+    model: chat.model,
+    collected: ran.value,
+    legacyFunctions: chat.legacyFunctions,
+    usage: ran.usage,
+    svc: fromMicro(ran.credits),
+  });
+  await chat.keep(completion);
+  return completion;
+}
