@@ -5,7 +5,18 @@ import { formatReset } from '../limits/limits.ts';
 import type { Services } from '../services.ts';
 import type { Call } from './call.ts';
 
-export async function admitCall(services: Services, call: Call, now = Date.now()): Promise<void> {
+export interface AdmitOptions {
+  /**
+   * Wait for the account's concurrency slot instead of refusing the call (a batch line
+   * shares the account with live calls); the wait ends when this signal aborts.
+   */
+  waitForSlot?: AbortSignal;
+}
+
+/** How often a waiting call asks for a slot again. */
+const SLOT_RETRY_MS = 25;
+
+export async function admitCall(services: Services, call: Call, now = Date.now(), options: AdmitOptions = {}): Promise<void> {
   const { limits, caps, config } = services;
   const key = call.key;
   if (!key) return;
@@ -30,8 +41,11 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
     throw insufficientQuota(`Usage limit reached: this API key may use ${max} ${metric} per ${period === 'ever' ? 'lifetime' : period}.`);
   }
 
-  if (!(await limits.acquireSlot(key.accountId, config.accountConcurrency))) {
-    throw insufficientQuota(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
+  while (!(await limits.acquireSlot(key.accountId, config.accountConcurrency))) {
+    const wait = options.waitForSlot;
+    if (!wait) throw insufficientQuota(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
+    wait.throwIfAborted();
+    await new Promise((resolve) => setTimeout(resolve, SLOT_RETRY_MS));
   }
   call.slotHeld = true;
   // Credits are checked by the reservation the handler takes before any model runs

@@ -3,6 +3,9 @@
 // any model runs) and starts the provider or the tool loop; chatOnce collects the whole
 // answer into the completion object and keeps it when `store` is true.
 import { fromMicro } from '../../accounts/money.ts';
+import { createChatCompletion } from '../../contract/endpoints/chat.ts';
+import { invalidRequest, serverError } from '../../errors.ts';
+import type { BatchEndpoint } from '../batches/batch-endpoints.ts';
 import type { ChatModel } from '../../contract/models.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
@@ -71,4 +74,19 @@ export async function chatOnce(chat: StartedChat, body: ChatBody): Promise<Recor
   });
   await chat.keep(completion);
   return completion;
+}
+
+/** Chat completions as a batch line answers them (api/batches/batch-endpoints.ts). */
+export function chatBatchEndpoint(services: Services, stored: CompletionStore, tools: ToolRegistry): BatchEndpoint {
+  return {
+    url: '/v1/chat/completions',
+    contract: createChatCompletion,
+    async run(call) {
+      const body = call.body as ChatBody;
+      if (body.stream) throw invalidRequest('A batch line cannot stream: leave out stream.', 'stream');
+      const completion = await chatOnce(await startChat(services, stored, tools, call, body, call.key!), body);
+      if (!completion) throw serverError('The batch stopped before this request finished.');
+      return completion;
+    },
+  };
 }

@@ -1,7 +1,9 @@
 // One text completion, whoever asked for it (an HTTP request or a batch line): the Run
 // opened before the model runs, and the whole answer as one object.
 import { fromMicro } from '../../accounts/money.ts';
-import type { createCompletion } from '../../contract/endpoints/completions.ts';
+import { createCompletion } from '../../contract/endpoints/completions.ts';
+import { invalidRequest, serverError } from '../../errors.ts';
+import type { BatchEndpoint } from '../batches/batch-endpoints.ts';
 import type { ChatModel } from '../../contract/models.ts';
 import type { BodyOf } from '../../contract/types.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
@@ -52,4 +54,19 @@ export async function completionOnce(c: StartedCompletion): Promise<Record<strin
   });
   if (!ran) return null;
   return { ...c.base, choices: [completionChoice(ran.value.text, ran.value.finish)], usage: usageObject(ran.usage), svc: fromMicro(ran.credits) };
+}
+
+/** Text completions as a batch line answers them (api/batches/batch-endpoints.ts). */
+export function completionBatchEndpoint(services: Services): BatchEndpoint {
+  return {
+    url: '/v1/completions',
+    contract: createCompletion,
+    async run(call) {
+      const body = call.body as CompletionBody;
+      if (body.stream) throw invalidRequest('A batch line cannot stream: leave out stream.', 'stream');
+      const completion = await completionOnce(await startCompletion(services, call, body, call.key!));
+      if (!completion) throw serverError('The batch stopped before this request finished.');
+      return completion;
+    },
+  };
 }

@@ -1,0 +1,31 @@
+// The endpoints a batch line may name, each with the contract its bodies are checked
+// against and the call that answers it. Families register here as they are offered
+// (chat and text completions now; embeddings, responses and moderations when their
+// issues add them); a line naming any other endpoint fails validation.
+import type { EndpointContract } from '../../contract/types.ts';
+import type { Call } from '../../pipeline/call.ts';
+
+export interface BatchEndpoint {
+  /** As a batch names it, e.g. /v1/chat/completions. */
+  readonly url: string;
+  readonly contract: EndpointContract;
+  /** Answers one checked, admitted call with the endpoint's JSON body (never a stream). */
+  run(call: Call): Promise<Record<string, unknown>>;
+}
+
+export class BatchEndpoints {
+  private readonly byUrl = new Map<string, BatchEndpoint>();
+
+  register(endpoint: BatchEndpoint): void {
+    if (this.byUrl.has(endpoint.url)) throw new Error(`batch endpoint ${endpoint.url} is registered twice`);
+    this.byUrl.set(endpoint.url, endpoint);
+  }
+
+  get(url: string): BatchEndpoint | undefined {
+    return this.byUrl.get(url);
+  }
+
+  get urls(): string[] {
+    return [...this.byUrl.keys()];
+  }
+}
