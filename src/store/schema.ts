@@ -115,6 +115,52 @@ export interface CreditHoldsTable {
   lease_until: number | null;
 }
 
+/** A batch (migration 0013); times are Unix ms. */
+export interface BatchesTable {
+  /** batch_… */
+  id: string;
+  account_id: string;
+  key_id: string;
+  endpoint: string;
+  input_file_id: string;
+  completion_window: string;
+  status: 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
+  output_file_id: string | null;
+  error_file_id: string | null;
+  /** JSON: {code, message, param, line}[] when validation failed */
+  errors: string | null;
+  total: number;
+  completed: number;
+  failed: number;
+  /** micro-credits */
+  credits: number;
+  input_tokens: number;
+  output_tokens: number;
+  /** JSON object or null */
+  metadata: string | null;
+  caller_ip: string;
+  job_id: string | null;
+  created_at: number;
+  expires_at: number;
+  in_progress_at: number | null;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+}
+
+/** A batch line that has started (migration 0013): its outcome once done. */
+export interface BatchLinesTable {
+  batch_id: string;
+  line_no: number;
+  state: 'running' | 'done';
+  /** JSON: the output line */
+  outcome: string | null;
+  ok: number;
+}
+
 /** A `store: true` chat completion, kept 30 days (migration 0002). */
 export interface ChatCompletionsTable {
   /** chatcmpl-… */
@@ -161,6 +207,8 @@ export interface Database {
   activity: ActivityTable;
   credit_reservations: CreditReservationsTable;
   credit_holds: CreditHoldsTable;
+  batches: BatchesTable;
+  batch_lines: BatchLinesTable;
   meta: MetaTable;
   admin_tokens: AdminTokensTable;
   chat_completions: ChatCompletionsTable;
