@@ -203,7 +203,7 @@ export class JobRunner {
     if (now >= this.nextRecoveryAt) {
       this.nextRecoveryAt = now + Math.max(this.pollMs, this.renewEveryMs);
       const recovered = await this.queue.store.recoverExpired(now);
-      if (recovered > 0) this.log.warn({ jobs: recovered }, 'requeued jobs whose lease expired');
+      if (recovered > 0) this.log.warn({ jobs: recovered }, 'recovered jobs whose lease expired (queued again, or failed with no attempt left)');
     }
     const free = [...this.kinds.values()].filter((r) => r.active < r.concurrency);
     if (!(await this.queue.store.anyDue(free.map((r) => r.kind.name), now))) return;
@@ -227,6 +227,8 @@ export class JobRunner {
     } as Running;
     registered.active++;
     this.running.add(entry);
+    // Claimed by a look that stop() outlived: hand it straight back.
+    if (this.state !== 'running') interrupt(entry, 'shutdown');
     entry.done = this.execute(entry, row).finally(() => {
       registered.active--;
       this.running.delete(entry);
