@@ -11,7 +11,9 @@ import { metricsRoutes } from './api/metrics/routes.ts';
 import { chatRoutes } from './api/chat/routes.ts';
 import { StoredCompletions } from './api/chat/stored-completions.ts';
 import { storedChatRoutes } from './api/chat/stored-routes.ts';
-import { startSweeper } from './jobs/expiry-sweep.ts';
+import { registerHousekeeping } from './jobs/housekeeping.ts';
+import { JobQueue } from './jobs/job-queue.ts';
+import { JobRunner } from './jobs/job-runner.ts';
 import { completionsRoutes } from './api/completions/routes.ts';
 import { modelsRoutes } from './api/models/routes.ts';
 import { unsupportedRoutes } from './api/unsupported/routes.ts';
@@ -56,6 +58,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   });
   const accounts = new AccountsService(store.db);
   const metrics = new Metrics();
+  const jobs = new JobQueue(store);
   const services: Services = {
     config,
     log: http.log,
@@ -69,6 +72,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     ledger: new Ledger(store, http.log, config.instanceId, config.holdLeaseMs),
     chat: options.chat ?? createChatBackend(config, options.env, upstreamCallRecorder(metrics, http.log)),
     metrics,
+    jobs,
+    jobRunner: new JobRunner(jobs, {
+      instanceId: config.instanceId,
+      log: http.log,
+      pollMs: config.jobsPollMs,
+      leaseMs: config.jobLeaseMs,
+      // Half the shutdown grace: the rest is for in-flight requests and closing storage.
+      stopGraceMs: Math.min(5_000, config.shutdownGraceMs / 2),
+    }),
   };
   metrics.watchActivityQueue(() => services.activity.pending);
 
@@ -94,13 +106,16 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   metaRoutes(router);
   await http.ready();
 
-  // Durable housekeeping: expired stored completions, and credit holds no live instance
-  // vouches for (their lease ran out), swept once a lease period.
+  // Each running call's credit hold keeps its lease while this instance lives.
   services.ledger.startLeaseRenewal();
-  const jobs = [
-    startSweeper({ name: 'stored completions expiry', intervalMs: 60 * 60_000, run: () => stored.sweepExpired(), log: http.log }),
-    startSweeper({ name: 'stale reservations', intervalMs: config.holdLeaseMs, run: () => services.ledger.releaseStale(60 * 60_000), log: http.log }),
-  ];
+  // Housekeeping as recurring jobs (one instance at a time): expired stored completions,
+  // holds a crashed instance left, finished jobs.
+  registerHousekeeping(services.jobRunner, jobs, {
+    expireStoredCompletions: () => stored.sweepExpired(),
+    releaseStaleHolds: (olderThanMs) => services.ledger.releaseStale(olderThanMs),
+    staleHoldsEveryMs: config.holdLeaseMs,
+  });
+  await services.jobRunner.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -112,11 +127,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         // close() waiting for the keep-alive timeout.
         const closeIdle = setInterval(() => http.server.closeIdleConnections(), 50);
         try {
-          await http.close();
+          // Running jobs are interrupted and handed back while requests finish.
+          await Promise.all([http.close(), services.jobRunner.stop()]);
         } finally {
           clearInterval(closeIdle);
         }
-        await Promise.all(jobs.map((j) => j.stop()));
         services.ledger.stopLeaseRenewal();
         await services.activity.close();
         await services.chat.provider.close?.();

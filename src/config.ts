@@ -41,6 +41,8 @@ const envSchema = z.object({
   AGENT_API_ACTIVITY_FLUSH_MS: intFrom(50, 1),
   AGENT_API_SQLITE_CHECKPOINT_MS: intFrom(250, 0),
   AGENT_API_SHUTDOWN_GRACE_MS: intFrom(10_000, 0),
+  AGENT_API_JOBS_POLL_MS: intFrom(1_000, 10),
+  AGENT_API_JOB_LEASE_MS: intFrom(30_000, 1_000),
   AGENT_API_CREDITS_PER_USD: number().positive('must be greater than 0').default(100),
   AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS: intFrom(4096, 1),
   OFFLINE_PRICE_INPUT_PER_MTOK: priceFrom(0.5),
@@ -79,6 +81,10 @@ export interface Config {
   /** SQLite: how often a worker thread checkpoints the WAL (0: SQLite does it on the committing connection). */
   sqliteCheckpointMs: number;
   shutdownGraceMs: number;
+  /** How often the job runner looks for due jobs when nothing in this process enqueued one (src/jobs/). */
+  jobsPollMs: number;
+  /** How long a job's claim holds without renewal; a crashed instance's jobs are taken over after it. */
+  jobLeaseMs: number;
   creditsPerUsd: number;
   /** Output cap used when a request sets none (and the basis of its credit reservation). */
   defaultMaxOutputTokens: number;
@@ -129,6 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     activityFlushMs: e.AGENT_API_ACTIVITY_FLUSH_MS,
     sqliteCheckpointMs: e.AGENT_API_SQLITE_CHECKPOINT_MS,
     shutdownGraceMs: e.AGENT_API_SHUTDOWN_GRACE_MS,
+    jobsPollMs: e.AGENT_API_JOBS_POLL_MS,
+    jobLeaseMs: e.AGENT_API_JOB_LEASE_MS,
     creditsPerUsd: e.AGENT_API_CREDITS_PER_USD,
     defaultMaxOutputTokens: e.AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS,
     offlinePrices: {

@@ -9,6 +9,8 @@ import type { KeysService } from './keys/keys-service.ts';
 import type { KeyCaps } from './limits/key-caps.ts';
 import type { Limits } from './limits/limits.ts';
 import type { Ledger } from './credits/ledger.ts';
+import type { JobQueue } from './jobs/job-queue.ts';
+import type { JobRunner } from './jobs/job-runner.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { ChatBackend } from './providers/index.ts';
 import type { Store } from './store/db.ts';
@@ -29,4 +31,8 @@ export interface Services {
   readonly chat: ChatBackend;
   /** Prometheus metrics of this app (GET /metrics). */
   readonly metrics: Metrics;
+  /** Durable jobs: enqueue, cancel, look up. */
+  readonly jobs: JobQueue;
+  /** Runs the jobs of the kinds registered with it (families register their handlers before it starts). */
+  readonly jobRunner: JobRunner;
 }

@@ -199,6 +199,38 @@ export interface AdminTokensTable {
   created_at: number;
 }
 
+/** Durable work (migration 0010, src/jobs/): claimed by one runner at a time under a lease. */
+export interface JobsTable {
+  /** job_… */
+  id: string;
+  /** what runs it, e.g. `chat.stored-completions.expire` */
+  kind: string;
+  /** JSON */
+  payload: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  /** claims so far, this one included while running */
+  attempts: number;
+  max_attempts: number;
+  /** not claimed before this time */
+  run_after: number;
+  /** the instance running it (AGENT_API_INSTANCE_ID); null unless running */
+  lease_owner: string | null;
+  /** its lease ends here unless renewed; null unless running */
+  lease_until: number | null;
+  /** 1 once cancel was asked while it ran; the runner stops it at its next renewal */
+  cancel_requested: number;
+  /** JSON checkpoint the handler saved; a later attempt resumes from it */
+  progress: string | null;
+  /** JSON of what the handler returned */
+  result: string | null;
+  last_error: string | null;
+  /** unique among live (queued, running) jobs; cleared when the job ends */
+  dedupe_key: string | null;
+  account_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   credit_transactions: CreditTransactionsTable;
@@ -213,6 +245,7 @@ export interface Database {
   admin_tokens: AdminTokensTable;
   chat_completions: ChatCompletionsTable;
   chat_completion_metadata: ChatCompletionMetadataTable;
+  jobs: JobsTable;
 }
 
 export type { Generated };

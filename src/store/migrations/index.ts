@@ -8,9 +8,10 @@ import * as m0005 from './0005_credit_holds.ts';
 import * as m0006 from './0006_ledger_functions.ts';
 import * as m0007 from './0007_key_max_output_tokens.ts';
 import * as m0008 from './0008_hold_instance.ts';
+import * as m0009 from './0009_admin_tokens.ts';
+import * as m0010 from './0010_jobs.ts';
 import * as m0012 from './0012_hold_leases.ts';
 import * as m0013 from './0013_batches.ts';
-import * as m0009 from './0009_admin_tokens.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0007_key_max_output_tokens': m0007,
   '0008_hold_instance': m0008,
   '0009_admin_tokens': m0009,
+  '0010_jobs': m0010,
   '0012_hold_leases': m0012,
   '0013_batches': m0013,
 };

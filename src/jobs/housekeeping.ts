@@ -1,0 +1,30 @@
+// The periodic sweeps, as recurring jobs: one row per kind, so one instance at a time
+// runs each, and a sweep cut off by a crash is run again by whichever instance recovers
+// it. The work itself belongs to its owners (app.ts passes it in; jobs/ does not import
+// the API families).
+import { FINISHED_JOB_RETENTION_MS, type JobQueue } from './job-queue.ts';
+import type { JobRunner } from './job-runner.ts';
+import { jobKind } from './types.ts';
+
+export const sweepStoredCompletions = jobKind<null, never, number>('chat.stored-completions.expire');
+export const releaseStaleHolds = jobKind<null, never, number>('credits.stale-holds.release');
+export const pruneJobs = jobKind<null, never, number>('jobs.prune');
+
+/** Holds from before leases (migration 0012): no model call runs this long. */
+export const STALE_HOLD_MS = 60 * 60_000;
+
+export interface Sweeps {
+  /** Deletes expired stored chat completions; returns how many. */
+  expireStoredCompletions(): Promise<number>;
+  /** Releases credit holds whose lease ran out (or, without a lease, older than `olderThanMs`), charging nothing; returns how many. */
+  releaseStaleHolds(olderThanMs: number): Promise<number>;
+  /** How often the stale holds are swept: once a hold lease period. */
+  staleHoldsEveryMs: number;
+}
+
+export function registerHousekeeping(runner: JobRunner, queue: JobQueue, sweeps: Sweeps): void {
+  runner
+    .recurring(sweepStoredCompletions, 60 * 60_000, () => sweeps.expireStoredCompletions())
+    .recurring(releaseStaleHolds, sweeps.staleHoldsEveryMs, () => sweeps.releaseStaleHolds(STALE_HOLD_MS))
+    .recurring(pruneJobs, 60 * 60_000, () => queue.store.prune(Date.now() - FINISHED_JOB_RETENTION_MS));
+}
