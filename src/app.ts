@@ -11,6 +11,9 @@ import { metricsRoutes } from './api/metrics/routes.ts';
 import { chatRoutes } from './api/chat/routes.ts';
 import { StoredCompletions } from './api/chat/stored-completions.ts';
 import { storedChatRoutes } from './api/chat/stored-routes.ts';
+import { filesRoutes } from './api/files/routes.ts';
+import { StoredFiles } from './api/files/stored-files.ts';
+import { DiskBlobStore } from './blobs/disk-blob-store.ts';
 import { startSweeper } from './jobs/expiry-sweep.ts';
 import { completionsRoutes } from './api/completions/routes.ts';
 import { modelsRoutes } from './api/models/routes.ts';
@@ -50,6 +53,8 @@ export interface AppOptions {
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const http = createHttpServer(config, options.logStream);
+  // Before the database, so a blob directory that cannot be made leaves nothing open.
+  const blobs = await DiskBlobStore.open(config.blobDir);
   const store = await openStore(config.database, {
     onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
     walCheckpointMs: config.sqliteCheckpointMs,
@@ -69,6 +74,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     ledger: new Ledger(store, http.log, config.instanceId),
     chat: options.chat ?? createChatBackend(config, options.env, upstreamCallRecorder(metrics, http.log)),
     metrics,
+    blobs,
+    files: new StoredFiles(store.db, blobs, http.log),
   };
   metrics.watchActivityQueue(() => services.activity.pending);
 
@@ -88,6 +95,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   chatRoutes(router, stored);
   storedChatRoutes(router, stored);
   completionsRoutes(router);
+  filesRoutes(router, services.files);
   adminRoutes(http, services);
   options.routes?.(router);
   // Last: the published contract lists what the routes above registered.

@@ -151,6 +151,25 @@ export interface AdminTokensTable {
   created_at: number;
 }
 
+/** An uploaded file (migration 0011); its bytes are the blob `blob_key`. */
+export interface FilesTable {
+  /** file-… */
+  id: string;
+  account_id: string;
+  purpose: string;
+  filename: string;
+  bytes: number;
+  content_type: string;
+  blob_key: string;
+  /** sha256 of the content, hex */
+  sha256: string;
+  /** 'processed': an upload is usable once stored */
+  status: string;
+  created_at: number;
+  /** null: kept until deleted */
+  expires_at: number | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   credit_transactions: CreditTransactionsTable;
@@ -163,6 +182,7 @@ export interface Database {
   admin_tokens: AdminTokensTable;
   chat_completions: ChatCompletionsTable;
   chat_completion_metadata: ChatCompletionMetadataTable;
+  files: FilesTable;
 }
 
 export type { Generated };

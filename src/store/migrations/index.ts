@@ -9,6 +9,7 @@ import * as m0006 from './0006_ledger_functions.ts';
 import * as m0007 from './0007_key_max_output_tokens.ts';
 import * as m0008 from './0008_hold_instance.ts';
 import * as m0009 from './0009_admin_tokens.ts';
+import * as m0011 from './0011_files.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007_key_max_output_tokens': m0007,
   '0008_hold_instance': m0008,
   '0009_admin_tokens': m0009,
+  '0011_files': m0011,
 };
 
 export const migrationProvider: MigrationProvider = {
