@@ -12,6 +12,7 @@ import { consume, streamAnswer } from '../stream-answer.ts';
 import { answersDirectly, emptyToolRegistry, runAgent, type ToolRegistry } from './agent-loop.ts';
 import { eventChunk, roleChunk, type ChunkContext } from './chunks.ts';
 import { collect, Collector, completionObject, newCompletionId, usageObject } from './completion-object.ts';
+import { resolveFileParts } from '../files/resolve-parts.ts';
 import { toProviderRequest } from './to-provider-request.ts';
 
 /** Where `store: true` completions go (api/chat/stored-completions.ts). */
@@ -25,9 +26,11 @@ export function chatRoutes(router: Router, stored: CompletionStore, registry: To
   router.endpoint(createChatCompletion, async ({ body, key, request, reply }) => {
     const model = body.model as ChatModel;
     const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
-    const mapped = toProviderRequest(body, maxTokens);
+    const files = await resolveFileParts(body.messages, key.accountId, services.files, services.config.bodyLimitBytes);
+    const mapped = toProviderRequest(body, maxTokens, files);
     mapped.request.requestId = request.id; // the upstream's failure warning names it
-    const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format], mapped.attachments);
+    const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);
+    const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents], mapped.attachments);
     const meter = await Run.open(services, request.state, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
     const signal = meter.signal;
     const source: AsyncIterable<ProviderEvent> = answersDirectly(body, key)

@@ -4,6 +4,9 @@ import { invalidRequest } from '../../errors.ts';
 import type { ChatModel } from '../../contract/models.ts';
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../../providers/types.ts';
 
+/** Stored files by id: what a `file_id` part becomes. */
+export type StoredFileParts = ReadonlyMap<string, { filename: string; dataUrl: string; text?: string }>;
+
 /** The body as the contract step left it (validated, unknown fields dropped). */
 export type ChatBody = Record<string, any>;
 
@@ -21,7 +24,7 @@ const textOf = (content: unknown): string => {
   return '';
 };
 
-function userParts(content: unknown, at: string, counter: { attachments: number }): string | ContentPart[] {
+function userParts(content: unknown, at: string, counter: { attachments: number }, files: StoredFileParts): string | ContentPart[] {
   if (typeof content === 'string') return content;
   const parts: ContentPart[] = [];
   (content as any[]).forEach((p, j) => {
@@ -37,14 +40,18 @@ function userParts(content: unknown, at: string, counter: { attachments: number 
         counter.attachments++;
         parts.push({ type: 'input_audio', data: p.input_audio.data, format: p.input_audio.format });
         break;
-      case 'file':
+      case 'file': {
         counter.attachments++;
         if (p.file?.file_id) {
-          // Stored files arrive with the files API; until then an id cannot be resolved.
-          throw invalidRequest(`No file with id '${p.file.file_id}' exists for this account.`, `${at}.content[${j}].file.file_id`);
+          // Read beforehand for the caller's account (api/files/resolve-parts.ts).
+          const stored = files.get(p.file.file_id);
+          if (!stored) throw invalidRequest(`No file with id '${p.file.file_id}' exists for this account.`, `${at}.content[${j}].file.file_id`);
+          parts.push({ type: 'file', filename: p.file.filename ?? stored.filename, data_url: stored.dataUrl, ...(stored.text !== undefined ? { text: stored.text } : {}) });
+          break;
         }
         parts.push({ type: 'file', ...(p.file?.filename ? { filename: p.file.filename } : {}), ...(p.file?.file_data ? { data_url: p.file.file_data } : {}) });
         break;
+      }
       default:
         throw invalidRequest(`Unsupported content part type '${p.type}'.`, `${at}.content[${j}].type`);
     }
@@ -52,7 +59,7 @@ function userParts(content: unknown, at: string, counter: { attachments: number 
   return parts;
 }
 
-function mapMessages(raw: any[], counter: { attachments: number }): ChatMessage[] {
+function mapMessages(raw: any[], counter: { attachments: number }, files: StoredFileParts): ChatMessage[] {
   const legacyIds = new Map<string, string>();
   return raw.map((m, i): ChatMessage => {
     const at = `messages[${i}]`;
@@ -61,7 +68,7 @@ function mapMessages(raw: any[], counter: { attachments: number }): ChatMessage[
       case 'developer':
         return { role: m.role, content: textOf(m.content) };
       case 'user':
-        return { role: 'user', content: userParts(m.content, at, counter), ...(m.name ? { name: m.name } : {}) };
+        return { role: 'user', content: userParts(m.content, at, counter, files), ...(m.name ? { name: m.name } : {}) };
       case 'assistant': {
         const calls: ToolCall[] = (m.tool_calls ?? []).map((c: any) => ({ id: c.id, name: c.function?.name ?? '', arguments: c.function?.arguments ?? '' }));
         if (m.function_call) {
@@ -122,9 +129,10 @@ export function defined<T extends object>(o: T): T {
   return out as T;
 }
 
-export function toProviderRequest(body: ChatBody, maxTokens: number): MappedChat {
+/** `files`: the stored files the messages name by file_id, already read (api/files/resolve-parts.ts). */
+export function toProviderRequest(body: ChatBody, maxTokens: number, files: StoredFileParts = new Map()): MappedChat {
   const counter = { attachments: 0 };
-  const messages = mapMessages(body.messages, counter);
+  const messages = mapMessages(body.messages, counter, files);
   const { tools, toolChoice, legacy } = mapTools(body);
   const request: ChatRequest = defined({
     model: body.model as ChatModel,

@@ -121,6 +121,19 @@ export class StoredFiles {
     return { file, stream: await this.blobs.get(file.blob_key, pickRange?.(Number(file.bytes))) };
   }
 
+  /**
+   * The whole content of a file of at most `maxBytes` (chat messages name files by id);
+   * 'too_large' past that, undefined when the account has no such file.
+   */
+  async read(accountId: string, id: string, maxBytes: number): Promise<{ file: FilesTable; content: Buffer } | 'too_large' | undefined> {
+    const file = await this.visible(accountId, id).selectAll().executeTakeFirst();
+    if (!file) return undefined;
+    if (Number(file.bytes) > maxBytes) return 'too_large';
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.blobs.get(file.blob_key)) chunks.push(chunk as Buffer);
+    return { file, content: Buffer.concat(chunks) };
+  }
+
   private async insert(accountId: string, f: { filename: string; purpose: string; key: string; bytes: number; sha256: string }, expiresAt: number | null): Promise<FileObject> {
     const row: FilesTable = {
       id: newId('file-'),
