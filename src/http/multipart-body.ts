@@ -56,6 +56,9 @@ function readForm(request: FastifyRequest, payload: Readable, blobs: BlobStore):
       headers: request.headers as Parameters<typeof Busboy>[0]['headers'],
       // A part is a file when it has a filename (RFC 7578); a file field sent as text fails its schema.
       isPartAFile: (_name, _type, filename) => filename !== undefined,
+      // Larger buffers than the 16 KiB default: fewer, larger writes into the blob store.
+      highWaterMark: 1024 * 1024,
+      fileHwm: 1024 * 1024,
       limits: {
         fields: FORM_LIMITS.fields,
         files: FORM_LIMITS.files,
