@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
@@ -247,6 +248,23 @@ test('a body that ends mid-file is refused, and the part already stored is remov
   assert.equal(res.status, 400);
   await res.arrayBuffer();
   assert.equal(blobFiles().length, blobsBefore);
+});
+
+test('a client that goes away mid-upload leaves no blob and no row', async () => {
+  const blobsBefore = blobFiles().length;
+  const rowsBefore = (await fileRows()).length;
+  const pause = () => new Promise((r) => setTimeout(r, 25));
+  const req = http.request(`${server.origin}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'multipart/form-data; boundary=b1' } });
+  req.on('error', () => undefined);
+  req.write('--b1\r\nContent-Disposition: form-data; name="file"; filename="left.bin"\r\n\r\n');
+  req.write(randomBytes(MB));
+  // Gone once the server is writing the part (its temp file exists), then waited for (bounded).
+  for (let i = 0; i < 200 && blobFiles().length === blobsBefore; i++) await pause();
+  assert.equal(blobFiles().length, blobsBefore + 1, 'the part was being stored');
+  req.destroy();
+  for (let i = 0; i < 200 && blobFiles().length !== blobsBefore; i++) await pause();
+  assert.equal(blobFiles().length, blobsBefore);
+  assert.equal((await fileRows()).length, rowsBefore);
 });
 
 test('a chat message can name a stored file by file_id; an unknown id or another account\'s is refused naming the part', async () => {
