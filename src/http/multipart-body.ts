@@ -19,7 +19,7 @@ import { ApiError, invalidRequest } from '../errors.ts';
 import { compileContract } from '../pipeline/contract.ts';
 
 /** Far above any form of the reference API (a file and a few fields). */
-export const FORM_LIMITS = { fields: 100, files: 10, fieldBytes: 64 * 1024, headerBytes: 16 * 1024, headerPairs: 20 } as const;
+export const FORM_LIMITS = { fields: 100, files: 10, fieldBytes: 64 * 1024, headerBytes: 16 * 1024, headerPairs: 20, unusedFileBytes: 1024 * 1024 } as const;
 
 /** Stands in for a file part that was not stored: valid for no field. */
 const FILE_PART = Object.freeze({ type: 'file part' });
@@ -124,8 +124,13 @@ class FormReader {
       // Not stored: a part for no file field (unknown: named as ignored; a text field:
       // fails its schema), or a second file for one (the field becomes a list, which its
       // schema refuses).
-      stream.resume();
       if (!this.failed) this.form.add(name, FILE_PART);
+      // Read and dropped, within bounds: only file fields may be large.
+      let read = 0;
+      stream.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > FORM_LIMITS.unusedFileBytes) this.fail(invalidRequest(`The file part '${name.slice(0, 100)}' is not used by this endpoint and is larger than 1 MB.`, name));
+      });
       return;
     }
     this.fileFields.add(name);

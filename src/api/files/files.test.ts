@@ -216,6 +216,8 @@ test('the form is checked by the contract: expires_after refused, purpose requir
     ['purpose twice', [['file', new Blob(['a']), 'a.txt'], ['purpose', 'batch'], ['purpose', 'evals']], 'purpose'],
     ['purpose as a file', [['file', new Blob(['a']), 'a.txt'], ['purpose', new Blob(['batch']), 'p.txt']], 'purpose'],
     ['a name that reaches a prototype', [['file', new Blob(['a']), 'a.txt'], ['purpose', 'batch'], ['__proto__[x]', '1']], '__proto__[x]'],
+    ['an unused file part over 1 MB', [['file', new Blob(['a']), 'a.txt'], ['purpose', 'batch'], ['extra', new Blob([Buffer.alloc(2 * MB)]), 'x.bin']], 'extra'],
+    ['a text part over 64 KB', [['file', new Blob(['a']), 'a.txt'], ['purpose', 'batch'], ['note', 'n'.repeat(65 * 1024)]], 'note'],
   ];
   for (const [what, parts, param] of cases) {
     const res = await postForm(parts);
