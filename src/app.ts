@@ -14,6 +14,9 @@ import { storedChatRoutes } from './api/chat/stored-routes.ts';
 import { registerHousekeeping } from './jobs/housekeeping.ts';
 import { JobQueue } from './jobs/job-queue.ts';
 import { JobRunner } from './jobs/job-runner.ts';
+import { filesRoutes } from './api/files/routes.ts';
+import { StoredFiles } from './api/files/stored-files.ts';
+import { DiskBlobStore } from './blobs/disk-blob-store.ts';
 import { completionsRoutes } from './api/completions/routes.ts';
 import { modelsRoutes } from './api/models/routes.ts';
 import { unsupportedRoutes } from './api/unsupported/routes.ts';
@@ -52,6 +55,8 @@ export interface AppOptions {
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const http = createHttpServer(config, options.logStream);
+  // Before the database, so a blob directory that cannot be made leaves nothing open.
+  const blobs = await DiskBlobStore.open(config.blobDir);
   const store = await openStore(config.database, {
     onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
     walCheckpointMs: config.sqliteCheckpointMs,
@@ -81,6 +86,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       // Half the shutdown grace: the rest is for in-flight requests and closing storage.
       stopGraceMs: Math.min(5_000, config.shutdownGraceMs / 2),
     }),
+    blobs,
+    files: new StoredFiles(store.db, blobs, http.log),
   };
   metrics.watchActivityQueue(() => services.activity.pending);
 
@@ -100,6 +107,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   chatRoutes(router, stored);
   storedChatRoutes(router, stored);
   completionsRoutes(router);
+  filesRoutes(router, services.files);
   adminRoutes(http, services);
   options.routes?.(router);
   // Last: the published contract lists what the routes above registered.

@@ -19,6 +19,7 @@ const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: intFrom(8080, 0).refine((p) => p <= 65535, 'must be a port number (0 to 65535)'),
   DATA_DIR: z.string().default('./data'),
+  AGENT_API_BLOB_DIR: optionalString,
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v) || v.startsWith('sqlite:'), {
     message: 'must be postgres://... (or sqlite:<path>)',
   }),
@@ -58,6 +59,8 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** Where file bytes live (DATA_DIR/blobs by default): on disk whatever the database. */
+  blobDir: string;
   /** postgres://... or an absolute SQLite file path */
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
   logLevel: string;
@@ -116,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     port: e.PORT,
     dataDir,
+    blobDir: e.AGENT_API_BLOB_DIR ? path.resolve(e.AGENT_API_BLOB_DIR) : path.join(dataDir, 'blobs'),
     database,
     logLevel: e.LOG_LEVEL,
     adminToken: e.AGENT_API_ADMIN_TOKEN,

@@ -2,6 +2,7 @@
 // handed to the HTTP layer and the API families.
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccountsService } from './accounts/accounts-service.ts';
+import type { BlobStore } from './blobs/blob-store.ts';
 import type { ActivityLog } from './activity/activity-log.ts';
 import type { AdminTokens } from './keys/admin-tokens.ts';
 import type { Config } from './config.ts';
@@ -14,6 +15,7 @@ import type { JobRunner } from './jobs/job-runner.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { ChatBackend } from './providers/index.ts';
 import type { Store } from './store/db.ts';
+import type { StoredFiles } from './api/files/stored-files.ts';
 
 export interface Services {
   readonly config: Config;
@@ -35,4 +37,8 @@ export interface Services {
   readonly jobs: JobQueue;
   /** Runs the jobs of the kinds registered with it (families register their handlers before it starts). */
   readonly jobRunner: JobRunner;
+  /** File bytes (uploads, and later container files, skills, images, batch outputs). */
+  readonly blobs: BlobStore;
+  /** Uploaded files, per account (/v1/files; chat messages' file_id). */
+  readonly files: StoredFiles;
 }

@@ -51,6 +51,7 @@ const GENERAL_NOTES = [
   'A field the reference API defines and the service cannot honor is refused with 400 unsupported_parameter and the field in param; it is never silently dropped.',
   'A field the reference API does not define for an endpoint is ignored and named in the X-Service-Ignored-Parameters response header.',
   'JSON bodies must be UTF-8 and nested at most 100 levels deep; keys named __proto__, constructor.prototype, and query parameters named __proto__, constructor or prototype are refused (400 invalid_request).',
+  'Multipart forms (file uploads) are checked like JSON bodies: required, refused and limited fields, unknown parts ignored and named; objects are sent as name[key] parts. A form holds at most 100 text parts of up to 64 KB and 10 files; a file over its limit is refused with 400 invalid_request naming the file field, and nothing of it is kept.',
   "A limited field accepts only the listed values; any other value is refused like an unsupported field. An explicit null means the field is not set.",
   'Every request spends the account\'s credits: a reserved estimate first, settled to the actual cost; the svc field (usage.svc on the final streaming usage chunk) reports the credits a response used.',
   'With tools, response_format or logprobs, or when the key\'s agent tools are off, the model answers directly; otherwise the assistant may use its own tools first.',

@@ -3,9 +3,9 @@
 // name the ignored ones. Compiled once per endpoint at start-up.
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { invalidRequest, notFound, unsupportedParameter } from '../errors.ts';
+import { invalidRequest, notFound, unsupportedParameter, type ApiError } from '../errors.ts';
 import type { Permission } from '../keys/permissions.ts';
-import type { FieldRule, FieldTable } from './types.ts';
+import type { FieldRule, FieldTable, UploadLimit } from './types.ts';
 
 export interface Checked {
   value: Record<string, unknown>;
@@ -16,6 +16,36 @@ export interface CompiledTable {
   check(input: Record<string, unknown>): Checked;
   /** Fields a key needs a switch to send, with the switch. */
   readonly permissions: readonly (readonly [string, Permission])[];
+  /** Multipart file fields and their size limits. */
+  readonly uploads: ReadonlyMap<string, UploadLimit>;
+}
+
+/**
+ * A file part's cap while it streams: the largest limit that can still apply given the
+ * fields seen so far (a batch .jsonl whose `purpose` comes after the file gets the larger
+ * one; the checker applies the exact limit once the whole form is known).
+ */
+export function uploadCap(limit: UploadLimit, filename: string, seen: Record<string, unknown>): number {
+  return uploadLimitFor(limit, filename, seen, false);
+}
+
+/** How a file's size compares with the field's limits; `seen` holds the fields known so far. */
+function uploadLimitFor(limit: UploadLimit, filename: string, seen: Record<string, unknown>, complete: boolean): number {
+  const larger = limit.larger;
+  if (!larger || !filename.toLowerCase().endsWith(larger.filenameSuffix)) return limit.maxBytes;
+  const fits = Object.entries(larger.when).every(([field, value]) => seen[field] === value || (!complete && seen[field] === undefined));
+  return fits ? larger.maxBytes : limit.maxBytes;
+}
+
+const mb = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MB` : `${bytes.toLocaleString('en-US')} bytes`);
+
+/** The refusal of a file over its limit, the same whether found while streaming or after. */
+export function uploadTooLarge(name: string, limit: UploadLimit): ApiError {
+  const larger = limit.larger;
+  const also = larger
+    ? `; a ${larger.filenameSuffix} file with ${Object.entries(larger.when).map(([f, v]) => `${f} ${v}`).join(', ')} up to ${mb(larger.maxBytes)}`
+    : '';
+  return invalidRequest(`The file in '${name}' is too large: up to ${mb(limit.maxBytes)} (${limit.maxBytes.toLocaleString('en-US')} bytes)${also}.`, name);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -100,6 +130,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
   const shape: Record<string, z.ZodType> = {};
   const models = new Map<string, readonly string[]>();
   const permissions: [string, Permission][] = [];
+  const uploads = new Map<string, UploadLimit>();
   for (const [name, rule] of Object.entries(fields)) {
     // A table that cannot work stops start-up instead of misjudging requests.
     if (rule.category === 'limited' && rule.values.length === 0) throw new Error(`limited field '${name}' lists no values`);
@@ -116,12 +147,14 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
     if ((rule.category === 'applied' || rule.category === 'no_effect') && rule.schema) shape[name] = rule.schema.optional();
     if (rule.category === 'applied' && rule.models) models.set(name, rule.models);
     if (rule.category === 'applied' && rule.permission) permissions.push([name, rule.permission]);
+    if (rule.category === 'applied' && rule.upload) uploads.set(name, rule.upload);
   }
   for (const name of required) if (!topLevel.has(name)) throw new Error(`required field '${name}' is not in the table`);
   const validator = z.object(shape);
 
   return {
     permissions,
+    uploads,
     check(input) {
       const ignored: string[] = [];
       const known: Record<string, unknown> = {};
@@ -149,6 +182,10 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
         const param = paramPath(issue.path);
         throw invalidRequest(`Invalid value for '${param}': ${issue.message}`, param || null);
       }
+      for (const [name, limit] of uploads) {
+        const file = parsed.data[name] as { filename: string; bytes: number } | undefined;
+        if (file && file.bytes > uploadLimitFor(limit, file.filename, parsed.data, true)) throw uploadTooLarge(name, limit);
+      }
       for (const [name, ids] of models) {
         const value = parsed.data[name];
         if (typeof value === 'string' && !ids.includes(value)) {
@@ -164,17 +201,18 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
 const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
- * Query strings arrive flat; `metadata[key]=value` (deepObject style) is regrouped into
+ * Query strings and multipart forms arrive flat; `metadata[key]=value` (deepObject
+ * style, as the openai SDKs send objects in forms too) is regrouped into
  * `{metadata: {key: value}}` before classification. The groups are prototype-less
- * objects, and a reserved name anywhere is refused, so no query can write to a
+ * objects, and a reserved name anywhere is refused, so no query or form can write to a
  * prototype.
  */
-export function groupQuery(query: Record<string, unknown>): Record<string, unknown> {
+export function groupQuery(query: Record<string, unknown>, what = 'query parameter'): Record<string, unknown> {
   const out: Record<string, unknown> = Object.create(null);
   for (const [key, value] of Object.entries(query)) {
     const m = /^([^[\]]+)\[([^[\]]*)\]$/.exec(key);
     for (const name of m ? [m[1]!, m[2]!] : [key]) {
-      if (RESERVED_NAMES.has(name)) throw invalidRequest(`Invalid query parameter '${key}': '${name}' is not a parameter name.`, key);
+      if (RESERVED_NAMES.has(name)) throw invalidRequest(`Invalid ${what} '${key}': '${name}' is not a parameter name.`, key);
     }
     if (m && m[2] === '') {
       // `include[]=a&include[]=b`, as the openai SDKs send lists

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import type { Permission } from '../keys/permissions.ts';
 import { jsonSchemaObject } from './json-schema-limits.ts';
-import type { AppliedField, FieldTable, LimitedField, NoEffectField, RefusedField } from './types.ts';
+import { UploadedFile } from './form.ts';
+import type { AppliedField, FieldTable, LimitedField, NoEffectField, RefusedField, UploadLimit } from './types.ts';
 
 export const applied = <S extends z.ZodType>(schema: S, note?: string): AppliedField<S> => ({
   category: 'applied',
@@ -116,8 +117,18 @@ export const listSchema = (item: z.ZodType) =>
 export const withoutFields = (table: FieldTable, ...names: readonly string[]): FieldTable =>
   Object.fromEntries(Object.entries(table).filter(([name]) => !names.includes(name)));
 
-/** A multipart file part; the handler checks kind and size, so the schema only documents it. */
-export const fileUpload = (note: string): AppliedField => applied(z.any(), `multipart file part: ${note}`);
+export const MB = 1024 * 1024;
+
+/**
+ * A multipart file part: one part with a filename, stored by the transport as a blob
+ * (contract/form.ts). The name is kept in a text column: 1 to 255 characters, no NUL.
+ */
+export const uploadSchema = z
+  .custom<UploadedFile>((v) => v instanceof UploadedFile, 'must be one file: a multipart part with a filename')
+  .refine((f) => f.filename.length > 0 && f.filename.length <= 255 && !f.filename.includes('\u0000'), 'the file name must be 1 to 255 characters, without NUL');
+
+/** A multipart file field and its size limit (enforced while the part streams). */
+export const fileUpload = (note: string, upload: UploadLimit): AppliedField<typeof uploadSchema> => ({ ...applied(uploadSchema, `multipart file part: ${note}`), upload });
 
 /** A boolean sent as a multipart form value (`true` / `false`) or as JSON. */
 export const formBooleanSchema = z.union([

@@ -67,8 +67,9 @@ class SchemaCollector {
       if (name.includes('.')) continue;
       const schema = this.field(rule, 'input', scope);
       if (!schema) continue;
-      properties[name] = multipart && rule.note?.toLowerCase().includes('file') && Object.keys(schema).length <= 1
-        ? { type: 'string', contentMediaType: 'application/octet-stream', ...schema }
+      // A file part is binary content, whatever its zod schema (an upload object) says.
+      properties[name] = multipart && rule.category === 'applied' && rule.upload
+        ? { type: 'string', contentMediaType: 'application/octet-stream', description: rule.note, 'x-max-bytes': rule.upload.larger?.maxBytes ?? rule.upload.maxBytes }
         : schema;
     }
     return { type: 'object', properties, ...(required.length ? { required: [...required] } : {}) };

@@ -13,6 +13,23 @@ export interface AppliedField<S extends z.ZodType = z.ZodType> {
   readonly models?: readonly string[];
   /** The key switch a request needs to send this field at all (403 model_not_allowed without it). */
   readonly permission?: Permission;
+  /** Set on multipart file fields: how large the file may be. */
+  readonly upload?: UploadLimit;
+}
+
+/**
+ * Size limits of a multipart file field. The transport enforces the largest limit that
+ * can still apply while the part streams (the form's later fields are unknown yet); the
+ * checker applies the exact one once every field is known.
+ */
+export interface UploadLimit {
+  readonly maxBytes: number;
+  /** A larger limit for a file whose name ends with `filenameSuffix`, sent with these field values (a batch .jsonl). */
+  readonly larger?: {
+    readonly maxBytes: number;
+    readonly filenameSuffix: string;
+    readonly when: Readonly<Record<string, string>>;
+  };
 }
 
 /** A field that accepts only the listed values; anything else is refused like an unsupported field. */

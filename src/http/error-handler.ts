@@ -4,13 +4,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest, notFound, serverError } from '../errors.ts';
 
-function toApiError(err: FastifyError, bodyLimit: number): ApiError {
+function toApiError(err: FastifyError, bodyLimit: number, request: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return invalidRequest(`The request body is larger than the limit of ${bodyLimit} bytes.`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return invalidRequest('Unsupported Content-Type: send the body as application/json.');
+      return invalidRequest(`Unsupported Content-Type: send the body as ${request.state?.route?.contract?.body?.type === 'multipart' ? 'multipart/form-data' : 'application/json'}.`);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return invalidRequest("The body is empty but Content-Type is 'application/json'.");
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -24,7 +24,7 @@ function toApiError(err: FastifyError, bodyLimit: number): ApiError {
 
 export function errorHandler(bodyLimit: number) {
   return function handleError(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    const apiError = toApiError(err, bodyLimit);
+    const apiError = toApiError(err, bodyLimit, request);
     if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'unhandled error');
     if (request.state) request.state.errorCode = apiError.code;
     if (apiError.headers) reply.headers(apiError.headers);

@@ -13,6 +13,7 @@ import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { clientGoneStep, finishStep } from './finish-step.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { limitsStep } from './limits-step.ts';
+import { installMultipartBodyParser } from './multipart-body.ts';
 import { requestIdStep } from './request-id.ts';
 import type { Call } from '../pipeline/call.ts';
 import './request-state.ts';
@@ -52,6 +53,7 @@ export function createHttpServer(config: Config, logStream?: DestinationStream):
 export function installPipeline(app: FastifyInstance, services: Services): void {
   app.decorateRequest('state', null as unknown as Call);
   installJsonBodyParser(app);
+  installMultipartBodyParser(app, services.blobs);
   app.decorate('metrics', services.metrics);
   const finish = finishStep(services);
   // First, so the connection is watched (and lingers for an unread body) whatever a later step answers.

@@ -4,6 +4,7 @@
 // (compileContract), so a bad table stops start-up.
 import { compileTable, groupQuery, paramPath, specificIssue, type CompiledTable } from '../contract/check.ts';
 import { CHAT_MODELS } from '../contract/models.ts';
+import { FormBody } from '../contract/form.ts';
 import type { EndpointContract } from '../contract/types.ts';
 import { invalidRequest, modelNotAllowed } from '../errors.ts';
 import type { Call } from './call.ts';
@@ -21,7 +22,7 @@ export function compileContract(contract: EndpointContract): CompiledContract {
   if (!c) {
     try {
       c = {
-        ...(contract.body?.type === 'json' ? { body: compileTable(contract.body.fields, contract.body.required) } : {}),
+        ...(contract.body ? { body: compileTable(contract.body.fields, contract.body.required) } : {}),
         ...(contract.query ? { query: compileTable(contract.query) } : {}),
       };
     } catch (err) {
@@ -35,7 +36,7 @@ export function compileContract(contract: EndpointContract): CompiledContract {
 const chatModels: readonly string[] = CHAT_MODELS;
 
 export interface CallInput {
-  /** The parsed JSON body (JSON endpoints). */
+  /** The parsed JSON body (JSON endpoints), or the FormBody of a multipart endpoint. */
   body?: unknown;
   /** The flat query string (`metadata[k]=v` is regrouped here). */
   query?: Record<string, unknown>;
@@ -50,7 +51,7 @@ export function checkCall(call: Call, input: CallInput): void {
   const tables = compileContract(contract);
   if (contract.params && input.params) call.params = checkParams(contract, input.params);
   if (tables.body) {
-    const body = input.body ?? {};
+    const body = contract.body?.type === 'multipart' ? formFields(input.body) : (input.body ?? {});
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw invalidRequest('The request body must be a JSON object.');
     }
@@ -78,6 +79,14 @@ export function checkCall(call: Call, input: CallInput): void {
   if (typeof model === 'string' && key?.models && chatModels.includes(model) && !key.models.includes(model)) {
     throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, 'model');
   }
+}
+
+/** A multipart endpoint's fields, `name[key]` parts regrouped; any other body is refused. */
+function formFields(body: unknown): Record<string, unknown> {
+  if (!(body instanceof FormBody)) {
+    throw invalidRequest('This endpoint takes a multipart/form-data body (Content-Type: multipart/form-data; boundary=...).');
+  }
+  return groupQuery(body.values, 'form field');
 }
 
 /** Path parameters under the table's schemas: a value outside one is a 400 naming it. */

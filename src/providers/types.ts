@@ -8,8 +8,11 @@ export type ContentPart =
   | { type: 'text'; text: string }
   /** https URL or data URL */
   | { type: 'image_url'; url: string; detail?: 'auto' | 'low' | 'high' }
-  /** a stored file's bytes already resolved by the handler, or only its id */
-  | { type: 'file'; file_id?: string; filename?: string; data_url?: string }
+  /**
+   * A file: its bytes as a data URL (a stored file's are read by the handler), or only its
+   * id; `text` is its content when it is text, for engines that read no files.
+   */
+  | { type: 'file'; file_id?: string; filename?: string; data_url?: string; text?: string }
   | { type: 'input_audio'; data: string; format: string };
 
 export interface ToolCall {

@@ -1,6 +1,6 @@
 // Checks made before the database is opened, so a start that cannot work fails with one
-// line naming the fix: the SQLite directory exists (or can be made) and takes writes;
-// PostgreSQL answers, within a bounded time.
+// line naming the fix: the SQLite directory and the blob directory exist (or can be made)
+// and take writes; PostgreSQL answers, within a bounded time.
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -9,16 +9,20 @@ import { databaseError, reasonOf, StartupError } from './errors.ts';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
-export async function checkStorage(config: Pick<Config, 'database' | 'dataDir'>): Promise<void> {
+export async function checkStorage(config: Pick<Config, 'database' | 'dataDir' | 'blobDir'>): Promise<void> {
   if (config.database.kind === 'sqlite') checkSqliteDir(config.database.file, config.dataDir);
   else await checkPostgres(config.database.url);
+  // File bytes live on disk whatever the database (src/blobs/).
+  checkWritableDir(config.blobDir, config.blobDir === path.join(config.dataDir, 'blobs') ? 'DATA_DIR' : 'AGENT_API_BLOB_DIR');
 }
 
 function checkSqliteDir(file: string, dataDir: string): void {
   if (file === ':memory:') return;
-  const dir = path.dirname(file);
   // Name the variable the user set: DATA_DIR, or DATABASE_URL=sqlite:<path>.
-  const variable = file === path.join(dataDir, 'agent-api.sqlite') ? 'DATA_DIR' : 'DATABASE_URL';
+  checkWritableDir(path.dirname(file), file === path.join(dataDir, 'agent-api.sqlite') ? 'DATA_DIR' : 'DATABASE_URL');
+}
+
+function checkWritableDir(dir: string, variable: string): void {
   const fix = `set ${variable} to a writable directory`;
   try {
     fs.mkdirSync(dir, { recursive: true });

@@ -1,5 +1,5 @@
 // A start that cannot work exits 1 with one line naming what to change, and no stack:
-// the port in use, a DATA_DIR that cannot be made or written, PostgreSQL out of reach
+// the port in use, a DATA_DIR (or blob directory) that cannot be made or written, PostgreSQL out of reach
 // (named by host and port, never the password), invalid configuration.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -60,6 +60,13 @@ test('DATA_DIR that cannot be created: names the path', { skip: once }, async ()
   fs.writeFileSync(file, '');
   const dir = path.join(file, 'data');
   await failsWith({ DATA_DIR: dir }, new RegExp(`^agent-api: DATA_DIR ${dir} cannot be created: part of the path is a file \\(set DATA_DIR to a writable directory\\)$`));
+});
+
+test('a blob directory that cannot be created: names AGENT_API_BLOB_DIR', { skip: once }, async () => {
+  const file = path.join(tmp, 'another-file');
+  fs.writeFileSync(file, '');
+  const dir = path.join(file, 'blobs');
+  await failsWith({ AGENT_API_BLOB_DIR: dir }, new RegExp(`^agent-api: AGENT_API_BLOB_DIR ${dir} cannot be created: part of the path is a file \\(set AGENT_API_BLOB_DIR to a writable directory\\)$`));
 });
 
 test('DATA_DIR that is not writable: names the path', { skip: once }, async (t) => {

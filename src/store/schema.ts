@@ -231,6 +231,25 @@ export interface JobsTable {
   updated_at: number;
 }
 
+/** An uploaded file (migration 0011); its bytes are the blob `blob_key`. */
+export interface FilesTable {
+  /** file-… */
+  id: string;
+  account_id: string;
+  purpose: string;
+  filename: string;
+  bytes: number;
+  content_type: string;
+  blob_key: string;
+  /** sha256 of the content, hex */
+  sha256: string;
+  /** 'processed': an upload is usable once stored */
+  status: string;
+  created_at: number;
+  /** null: kept until deleted */
+  expires_at: number | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   credit_transactions: CreditTransactionsTable;
@@ -246,6 +265,7 @@ export interface Database {
   chat_completions: ChatCompletionsTable;
   chat_completion_metadata: ChatCompletionMetadataTable;
   jobs: JobsTable;
+  files: FilesTable;
 }
 
 export type { Generated };

@@ -44,7 +44,7 @@ export async function othersUnchanged(origin: string, keyB: string, objects: rea
  */
 export async function ledgerAfter(
   db: Kysely<Database>,
-  run: { before: Snapshot; balancesBefore: { id: string; balance: number }[]; answered: readonly { c: Case; outcome: Outcome }[]; alsoNamed: readonly string[] },
+  run: { before: Snapshot; balancesBefore: { id: string; balance: number }[]; answered: readonly { c: Case; outcome: Outcome }[]; alsoNamed: readonly string[]; blobDir?: string },
 ): Promise<LedgerFindings> {
   const outcomes = run.answered.map((s) => s.outcome);
   const ids = (pick: (status: number) => boolean) => new Set(outcomes.filter((o) => o.status !== null && pick(o.status) && o.requestId).map((o) => o.requestId!));
@@ -56,6 +56,7 @@ export async function ledgerAfter(
     named: new Set([...outcomes.flatMap((o) => (o.status !== null && o.status < 300 ? o.ids : [])), ...run.alsoNamed]),
     fixedAccounts,
     adminPosts: run.answered.filter((s) => s.c.op.surface === 'admin' && s.c.op.method === 'POST' && (s.outcome.status ?? 999) < 300).length,
+    ...(run.blobDir ? { blobDir: run.blobDir } : {}),
   });
   const after = await db.selectFrom('accounts').select(['id', 'balance']).where('id', 'in', fixedAccounts).execute();
   for (const b of run.balancesBefore) {

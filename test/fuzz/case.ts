@@ -25,6 +25,8 @@ export const CATEGORIES = [
   'truncated-json',
   'content-type',
   'broken-multipart',
+  'multipart-fields',
+  'proto-form',
   'bad-headers',
   'bad-path',
   'oversized-body',

@@ -18,6 +18,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { ADMIN_TOKEN, scratchDatabase } from '../helpers/test-server.ts';
 import { adminStillWorks, ledgerAfter, othersUnchanged } from './after-run.ts';
@@ -99,7 +100,7 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
     const othersChanged = await othersUnchanged(server.origin, world.secrets.B, setup.bObjects);
     healthz.pause();
     const exitCode = await server.stop();
-    const ledger = await ledgerAfter(db, { before, balancesBefore, answered: [...runner.sent.filter((s) => !s.disturbed), ...runner.replayed], alsoNamed: adminAfter.created });
+    const ledger = await ledgerAfter(db, { before, balancesBefore, answered: [...runner.sent.filter((s) => !s.disturbed), ...runner.replayed], alsoNamed: adminAfter.created, blobDir: path.join(scratch.dir, 'blobs') });
 
     const exits = server.exits
       .filter((e) => !(e === server.exits.at(-1) && exitCode === 0))

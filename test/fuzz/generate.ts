@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import type { Case, Category } from './case.ts';
 import { bodyCategories } from './cases-body.ts';
+import { formCategories } from './cases-form.ts';
 import { requestCategories } from './cases-http.ts';
 import type { World } from './world.ts';
 
@@ -27,6 +28,8 @@ const WEIGHTS: Record<Category, number> = {
   'truncated-json': 4,
   'content-type': 3,
   'broken-multipart': 2,
+  'multipart-fields': 4,
+  'proto-form': 2,
   'bad-headers': 5,
   'bad-path': 4,
   'oversized-body': 2,
@@ -44,7 +47,7 @@ function allCases(world: World, only?: readonly string[]): { arbitrary: fc.Arbit
   const weighted: { arbitrary: fc.Arbitrary<Case>; weight: number }[] = [];
   const pairs: { op: string; category: Category; arbitrary: fc.Arbitrary<Case>; surface: 'v1' | 'admin' }[] = [];
   for (const op of world.ops) {
-    const categories = { ...requestCategories(world, op), ...bodyCategories(world, op) };
+    const categories = { ...requestCategories(world, op), ...bodyCategories(world, op), ...formCategories(world, op) };
     for (const [category, arbitrary] of Object.entries(categories) as [Category, fc.Arbitrary<Case>][]) {
       if (!only || only.includes(category)) pairs.push({ op: op.id, category, arbitrary, surface: op.surface });
     }
@@ -66,7 +69,7 @@ export function sampleCases(world: World, seed: number, count: number, only?: re
   if (missing.length) {
     for (const p of missing) {
       const op = world.ops.find((o) => o.id === p.op)!;
-      const arb = ({ ...requestCategories(world, op), ...bodyCategories(world, op) } as Record<string, fc.Arbitrary<Case>>)[p.category]!;
+      const arb = ({ ...requestCategories(world, op), ...bodyCategories(world, op), ...formCategories(world, op) } as Record<string, fc.Arbitrary<Case>>)[p.category]!;
       cases.push(fc.sample(arb, { seed: seed + cases.length, numRuns: 1 })[0]!);
     }
   }

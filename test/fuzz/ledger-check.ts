@@ -1,6 +1,8 @@
 // Reads the database of the server under test before and after the run: no row written
 // and nothing charged for a refused request, no hold left, and every account's books
 // balance (balance = grants - charges; A's and B's grants are the set-up's alone).
+import fs from 'node:fs';
+import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
@@ -23,6 +25,7 @@ export interface Snapshot {
   accounts: Set<string>;
   keys: Set<string>;
   completions: Set<string>;
+  files: Set<string>;
   grants: Set<string>;
   charges: Set<string>;
 }
@@ -33,6 +36,7 @@ export async function snapshot(db: Kysely<Database>): Promise<Snapshot> {
     accounts: set(await db.selectFrom('accounts').select('id').execute()),
     keys: set(await db.selectFrom('api_keys').select('id').execute()),
     completions: set(await db.selectFrom('chat_completions').select('id').execute()),
+    files: set(await db.selectFrom('files').select('id').execute()),
     grants: set(await db.selectFrom('credit_transactions').select('id').execute()),
     charges: set(await db.selectFrom('credit_reservations').select('request_id as id').execute()),
   };
@@ -67,6 +71,8 @@ export interface RunFacts {
   fixedAccounts: string[];
   /** 2xx answers of admin requests that may grant credits (POST) */
   adminPosts: number;
+  /** The blob store's directory: every blob must belong to a file row, and no temp file may be left. */
+  blobDir?: string;
 }
 
 export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promise<LedgerFindings> {
@@ -78,9 +84,11 @@ export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promis
     ['accounts', facts.before.accounts, after.accounts],
     ['api_keys', facts.before.keys, after.keys],
     ['chat_completions', facts.before.completions, after.completions],
+    ['files', facts.before.files, after.files],
   ] as const) {
     for (const id of added(before, now)) if (!facts.named.has(id)) f.rowsLeaked.push(`${table} ${id}: no 2xx answer names it`);
   }
+  if (facts.blobDir) f.rowsLeaked.push(...(await blobsLeaked(db, facts.blobDir)));
 
   const newCharges = added(facts.before.charges, after.charges);
   if (newCharges.length) {
@@ -121,4 +129,22 @@ export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promis
     if (Number(a.reserved) !== 0) f.booksUnbalanced.push(`${a.id}: ${a.reserved} micro-credits still reserved`);
   }
   return f;
+}
+
+/** Blobs no file row names (a refused upload's), temp files left behind, rows without their blob. */
+async function blobsLeaked(db: Kysely<Database>, dir: string): Promise<string[]> {
+  if (!fs.existsSync(dir)) return [];
+  const out: string[] = [];
+  const rows = await db.selectFrom('files').select(['id', 'blob_key']).execute();
+  const keys = new Set(rows.map((r) => r.blob_key));
+  const onDisk = new Set<string>();
+  for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    const rel = path.relative(dir, path.join(e.parentPath, e.name));
+    if (rel.startsWith('.tmp')) out.push(`blob temp file ${rel}: left behind`);
+    else if (!keys.has(e.name)) out.push(`blob ${rel}: no file row names it`);
+    else onDisk.add(e.name);
+  }
+  for (const r of rows) if (!onDisk.has(r.blob_key)) out.push(`files ${r.id}: its blob ${r.blob_key} is missing`);
+  return out;
 }

@@ -6,7 +6,7 @@ import { ALL_SWITCHES } from '../helpers/test-server.ts';
 import { SchemaSet } from './json-schema.ts';
 import { adminOperations, v1Operations, type Operation } from './operations.ts';
 import { sendRaw } from './raw-http.ts';
-import { baseBody, ownPath, request, schemasOf, whoFor, type IdPool, type Who, type World } from './world.ts';
+import { baseBody, baseForm, formRequest, ownPath, request, schemasOf, whoFor, type IdPool, type Who, type World } from './world.ts';
 
 export interface Setup {
   world: World;
@@ -67,8 +67,11 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
     if (!p) world.ids.set(coll, (p = { A: [], B: [], admin: [] }));
     return p;
   };
+  // A multipart operation's body is sent as its form.
   const send = async (op: Operation, who: Who, body: unknown, path?: string) => {
-    const r = await sendRaw(port, request(world, op, who, { ...(path ? { path } : {}), body: body === undefined ? null : Buffer.from(JSON.stringify(body)) }), 30_000);
+    const at = path ? { path } : {};
+    const raw = op.body?.media === 'multipart' && body !== undefined ? formRequest(world, op, who, baseForm(world, op, who), at) : request(world, op, who, { ...at, body: body === undefined ? null : Buffer.from(JSON.stringify(body)) });
+    const r = await sendRaw(port, raw, 30_000);
     if (r.kind !== 'response') return { status: 0, json: null as any, text: r.kind };
     const text = r.response.body.toString('utf8');
     let json: any = null;
@@ -82,7 +85,7 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
   // collection) returns, with `store: true` where the body takes it. Creates that need
   // another collection's id (admin keys need an account) go last.
   const creates = ops
-    .filter((o) => o.method === 'POST' && o.pathParams.length === 0 && o.body?.media === 'json')
+    .filter((o) => o.method === 'POST' && o.pathParams.length === 0 && o.body !== null)
     .sort((a, b) => Number(JSON.stringify(a.body!.required).includes('_id')) - Number(JSON.stringify(b.body!.required).includes('_id')));
   for (const op of creates) {
     const storable = 'store' in schemasOf(world, op).objectShape(op.body!.schema).properties;

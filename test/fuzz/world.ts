@@ -128,3 +128,56 @@ export function request(
     body: opts.body ?? null,
   };
 }
+
+// --- multipart forms ---------------------------------------------------------------
+
+/** One part of a multipart form: a text field, or a file (when `filename` is set). */
+export interface FormPart {
+  name: string;
+  /** the part's bytes (text fields: UTF-8 of the value) */
+  value: string | Buffer;
+  filename?: string;
+  /** extra part header lines, written as they are */
+  headers?: string[];
+}
+
+/** Is this property of a multipart schema a file part? (OpenAPI: binary content.) */
+export const isFileProperty = (schema: JsonSchema) => typeof schema.contentMediaType === 'string';
+
+/** A valid form for `op`: the base body's fields as text parts, file properties as small files. */
+export function baseForm(world: World, op: Operation, who: Who): FormPart[] {
+  if (op.body?.media !== 'multipart') return [];
+  const { properties } = schemasOf(world, op).objectShape(op.body.schema);
+  const body = baseBody(world, op, who);
+  const parts: FormPart[] = [];
+  for (const [name, value] of Object.entries(body)) {
+    if (properties[name] && isFileProperty(properties[name]!)) parts.push({ name, value: Buffer.from('fuzz file\n'), filename: 'fz.txt' });
+    else if (typeof value !== 'object' || value === null) parts.push({ name, value: String(value) });
+  }
+  return parts;
+}
+
+const BOUNDARY = 'fzformboundary7MA4YWxkTrZu0gW';
+
+/** The form's bytes: each part with its Content-Disposition (a filename makes it a file). */
+export function encodeForm(parts: readonly FormPart[], boundary = BOUNDARY): Buffer {
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    const disposition = `Content-Disposition: form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`;
+    const headers = [disposition, ...(p.filename !== undefined ? ['Content-Type: application/octet-stream'] : []), ...(p.headers ?? [])];
+    chunks.push(Buffer.from(`--${boundary}\r\n${headers.join('\r\n')}\r\n\r\n`, 'utf8'), Buffer.isBuffer(p.value) ? p.value : Buffer.from(p.value, 'utf8'), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return Buffer.concat(chunks);
+}
+
+/** A request for `op` carrying a multipart form. */
+export function formRequest(world: World, op: Operation, who: Who, parts: readonly FormPart[], opts: Parameters<typeof request>[3] = {}): RawRequest {
+  return request(world, op, who, { ...opts, body: encodeForm(parts), headers: [['Content-Type', `multipart/form-data; boundary=${BOUNDARY}`], ...(opts.headers ?? [])] });
+}
+
+/** The operation's valid request: its JSON body, its form, or no body. */
+export function baseRequest(world: World, op: Operation, who: Who, opts: Parameters<typeof request>[3] = {}): RawRequest {
+  if (op.body?.media === 'multipart') return formRequest(world, op, who, baseForm(world, op, who), opts);
+  return request(world, op, who, { body: op.body ? Buffer.from(JSON.stringify(baseBody(world, op, who))) : null, ...opts });
+}

@@ -6,6 +6,7 @@ import { fromMicro } from '../../accounts/money.ts';
 import { createChatCompletion } from '../../contract/endpoints/chat.ts';
 import { invalidRequest, serverError } from '../../errors.ts';
 import type { BatchEndpoint } from '../batches/batch-endpoints.ts';
+import { resolveFileParts } from '../files/resolve-parts.ts';
 import type { ChatModel } from '../../contract/models.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
@@ -37,9 +38,11 @@ export interface StartedChat {
 export async function startChat(services: Services, stored: CompletionStore, tools: ToolRegistry, call: Call, body: ChatBody, key: KeyRecord): Promise<StartedChat> {
   const model = body.model as ChatModel;
   const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
-  const mapped = toProviderRequest(body, maxTokens);
+  const files = await resolveFileParts(body.messages, key.accountId, services.files, services.config.bodyLimitBytes);
+  const mapped = toProviderRequest(body, maxTokens, files);
   mapped.request.requestId = call.id; // the upstream's failure warning names it
-  const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format], mapped.attachments);
+  const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);
+  const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents], mapped.attachments);
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
   const source: AsyncIterable<ProviderEvent> = answersDirectly(body, key)
     ? services.chat.provider.chat(mapped.request, run.signal)

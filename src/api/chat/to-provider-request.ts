@@ -6,6 +6,9 @@ import type { BodyOf } from '../../contract/types.ts';
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../../providers/types.ts';
 import { defined, generationOptions } from '../generation-options.ts';
 
+/** Stored files by id: what a `file_id` part becomes. */
+export type StoredFileParts = ReadonlyMap<string, { filename: string; dataUrl: string; text?: string }>;
+
 /** The body as the contract step left it (validated, unknown fields dropped). */
 export type ChatBody = BodyOf<typeof createChatCompletion>;
 
@@ -23,7 +26,7 @@ const textOf = (content: unknown): string => {
   return '';
 };
 
-function userParts(content: unknown, at: string, counter: { attachments: number }): string | ContentPart[] {
+function userParts(content: unknown, at: string, counter: { attachments: number }, files: StoredFileParts): string | ContentPart[] {
   if (typeof content === 'string') return content;
   const parts: ContentPart[] = [];
   (content as any[]).forEach((p, j) => {
@@ -39,14 +42,18 @@ function userParts(content: unknown, at: string, counter: { attachments: number 
         counter.attachments++;
         parts.push({ type: 'input_audio', data: p.input_audio.data, format: p.input_audio.format });
         break;
-      case 'file':
+      case 'file': {
         counter.attachments++;
         if (p.file?.file_id) {
-          // Stored files arrive with the files API; until then an id cannot be resolved.
-          throw invalidRequest(`No file with id '${p.file.file_id}' exists for this account.`, `${at}.content[${j}].file.file_id`);
+          // Read beforehand for the caller's account (api/files/resolve-parts.ts).
+          const stored = files.get(p.file.file_id);
+          if (!stored) throw invalidRequest(`No file with id '${p.file.file_id}' exists for this account.`, `${at}.content[${j}].file.file_id`);
+          parts.push({ type: 'file', filename: p.file.filename ?? stored.filename, data_url: stored.dataUrl, ...(stored.text !== undefined ? { text: stored.text } : {}) });
+          break;
         }
         parts.push({ type: 'file', ...(p.file?.filename ? { filename: p.file.filename } : {}), ...(p.file?.file_data ? { data_url: p.file.file_data } : {}) });
         break;
+      }
       default:
         throw invalidRequest(`Unsupported content part type '${p.type}'.`, `${at}.content[${j}].type`);
     }
@@ -54,7 +61,7 @@ function userParts(content: unknown, at: string, counter: { attachments: number 
   return parts;
 }
 
-function mapMessages(raw: any[], counter: { attachments: number }): ChatMessage[] {
+function mapMessages(raw: any[], counter: { attachments: number }, files: StoredFileParts): ChatMessage[] {
   const legacyIds = new Map<string, string>();
   return raw.map((m, i): ChatMessage => {
     const at = `messages[${i}]`;
@@ -63,7 +70,7 @@ function mapMessages(raw: any[], counter: { attachments: number }): ChatMessage[
       case 'developer':
         return { role: m.role, content: textOf(m.content) };
       case 'user':
-        return { role: 'user', content: userParts(m.content, at, counter), ...(m.name ? { name: m.name } : {}) };
+        return { role: 'user', content: userParts(m.content, at, counter, files), ...(m.name ? { name: m.name } : {}) };
       case 'assistant': {
         const calls: ToolCall[] = (m.tool_calls ?? []).map((c: any) => ({ id: c.id, name: c.function?.name ?? '', arguments: c.function?.arguments ?? '' }));
         if (m.function_call) {
@@ -111,12 +118,13 @@ function mapTools(body: ChatBody): { tools?: FunctionTool[]; toolChoice?: ToolCh
   return { ...(tools?.length ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), legacy };
 }
 
-export function toProviderRequest(body: ChatBody, maxTokens: number): MappedChat {
+/** `files`: the stored files the messages name by file_id, already read (api/files/resolve-parts.ts). */
+export function toProviderRequest(body: ChatBody, maxTokens: number, files: StoredFileParts = new Map()): MappedChat {
   const counter = { attachments: 0 };
   const { tools, toolChoice, legacy } = mapTools(body);
   const request: ChatRequest = defined({
     ...generationOptions(body, maxTokens),
-    messages: mapMessages(body.messages as unknown[], counter),
+    messages: mapMessages(body.messages as unknown[], counter, files),
     tools,
     toolChoice,
     parallelToolCalls: body.parallel_tool_calls ?? undefined,

@@ -4,7 +4,7 @@
 // that goes away aborts the upstream request and pays only for what ran.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { fixture, replaySse, startFakeUpstream, type FakeUpstream } from '../../providers/remote/openai-compatible/fake-upstream.test-support.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 import { toMicro } from '../../accounts/money.ts';
@@ -93,6 +93,26 @@ test('every applied field reaches the upstream under its upstream model name; to
   for (const [k, v] of Object.entries({ temperature: 0.3, top_k: 40, min_p: 0.05, top_a: 0.1, repetition_penalty: 1.1, seed: 3 })) assert.equal(sent.body[k], v, k);
   assert.deepEqual(sent.body.stop, ['END']);
   assert.equal(sent.headers.authorization, 'Bearer sk-upstream-secret');
+});
+
+test('a stored file named by file_id reaches the upstream as file_data (a data URL) with its filename, not as our id', async () => {
+  mode = 'tools';
+  const { key } = await server.createKey();
+  const client = server.openai(key);
+  const pdf = Buffer.from('%PDF-1.4 not really\n');
+  const file = await client.files.create({ file: await toFile(pdf, 'report.pdf'), purpose: 'user_data' });
+  const stream = await client.chat.completions.create({
+    model: 'agent',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'summarise' }, { type: 'file', file: { file_id: file.id } }] }],
+    stream: true,
+  });
+  for await (const _ of stream);
+  const sent = upstream.requests.at(-1)!;
+  const content = (sent.body.messages as { content: unknown }[])[0]!.content;
+  assert.deepEqual(content, [
+    { type: 'text', text: 'summarise' },
+    { type: 'file', file: { filename: 'report.pdf', file_data: `data:application/pdf;base64,${pdf.toString('base64')}` } },
+  ]);
 });
 
 test("the provider's reported cost (OpenRouter usage.cost) sets the charge; reasoning passes through", async () => {

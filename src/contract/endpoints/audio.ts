@@ -1,7 +1,7 @@
 // Audio endpoints (SPEC "Audio"; Limits: speech input 4096 characters, speed 0.25 to 4, upload 25 MB,
 // transcription temperature 0 to 1).
 import { z } from 'zod';
-import { applied, binaryContentSchema, fileUpload, limited, modelField, refused, svcSchema } from '../fields.ts';
+import { applied, binaryContentSchema, fileUpload, limited, MB, modelField, refused, svcSchema } from '../fields.ts';
 import { SPEECH_MODELS, TRANSCRIPTION_MODELS } from '../models.ts';
 import { defineEndpoint } from '../types.ts';
 
@@ -130,7 +130,7 @@ export const createTranscription = defineEndpoint({
     type: 'multipart',
     required: ['file', 'model'],
     fields: {
-      file: fileUpload(AUDIO_FILE_NOTE),
+      file: fileUpload(AUDIO_FILE_NOTE, { maxBytes: 25 * MB }),
       model: modelField(TRANSCRIPTION_MODELS),
       language: applied(z.string().regex(/^[a-z]{2}$/i, 'language is an ISO-639-1 code such as en'), 'ISO-639-1 code of the audio'),
       prompt: applied(z.string(), 'guides style or continues a previous segment'),
@@ -168,7 +168,7 @@ export const createTranslation = defineEndpoint({
     type: 'multipart',
     required: ['file', 'model'],
     fields: {
-      file: fileUpload(AUDIO_FILE_NOTE),
+      file: fileUpload(AUDIO_FILE_NOTE, { maxBytes: 25 * MB }),
       model: modelField(TRANSLATION_MODELS, 'Whisper and GPT-4o transcription models'),
       prompt: applied(z.string(), 'guides style; should be in English'),
       response_format: applied(z.enum(['json', 'text', 'verbose_json']).default('json'), 'json, text or verbose_json (default json); text answers text/plain'),

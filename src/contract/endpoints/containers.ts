@@ -1,7 +1,7 @@
 // Container endpoints (SPEC "Containers, vector stores, skills"; Container resource: name 200
 // characters, 50 file_ids, idle expiry 1 to 60 minutes (default 20), no network, 64 MB, 1,000 files).
 import { z } from 'zod';
-import { applied, binaryContentSchema, deletionSchema, fileUpload, limited, listQueryFields, listSchema } from '../fields.ts';
+import { applied, binaryContentSchema, deletionSchema, fileUpload, limited, listQueryFields, listSchema, MB } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 
 const skillReferenceSchema = z.object({
@@ -124,7 +124,7 @@ export const createContainerFile = defineEndpoint({
     // Also accepted as JSON {file_id}; exactly one of `file` and `file_id`.
     type: 'multipart',
     fields: {
-      file: fileUpload('up to 20 MB, placed at /mnt/data/<name>'),
+      file: fileUpload('up to 20 MB, placed at /mnt/data/<name>', { maxBytes: 20 * MB }),
       file_id: applied(z.string().min(1), 'copies an uploaded file (also as a JSON body)'),
     },
   },

@@ -1,7 +1,7 @@
 // File endpoints (SPEC "Files and batches": only batches need the Files switch; File resource:
 // up to 20 MB, 100 MB for a batch .jsonl; files stay until deleted).
 import { z } from 'zod';
-import { applied, binaryContentSchema, deletionSchema, fileUpload, listQueryFields, listSchema, refused } from '../fields.ts';
+import { applied, binaryContentSchema, deletionSchema, fileUpload, listQueryFields, listSchema, MB, refused } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 
 export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const;
@@ -22,6 +22,9 @@ export const fileObjectSchema = z
   .meta({ id: 'FileObject' });
 
 const fileIdParams = { file_id: z.string() };
+
+/** SPEC "Limits": 20 MB a file; 100 MB for a batch .jsonl. */
+export const FILE_UPLOAD_LIMIT = { maxBytes: 20 * MB, larger: { maxBytes: 100 * MB, filenameSuffix: '.jsonl', when: { purpose: 'batch' } } } as const;
 const notes = ['files stay in the workspace until deleted'];
 
 export const createFile = defineEndpoint({
@@ -34,7 +37,7 @@ export const createFile = defineEndpoint({
     type: 'multipart',
     required: ['file', 'purpose'],
     fields: {
-      file: fileUpload('up to 20 MB; a batch .jsonl up to 100 MB'),
+      file: fileUpload('up to 20 MB; a batch .jsonl up to 100 MB', FILE_UPLOAD_LIMIT),
       purpose: applied(z.enum(FILE_PURPOSES), FILE_PURPOSES.join(', ')),
       expires_after: refused('files stay until deleted; an expiry cannot be set'),
     },
@@ -51,7 +54,9 @@ export const listFiles = defineEndpoint({
   summary: "Lists the workspace's files.",
   query: {
     ...listQueryFields('desc'),
-    purpose: applied(z.string().min(1), 'only files with this purpose'),
+    // The reference pages files by up to 10,000 (default 10,000), not 100.
+    limit: applied(z.coerce.number().int().min(1).max(10_000).default(10_000), 'page size, 1 to 10,000 (default 10,000)'),
+    purpose: applied(z.string().min(1).max(64), 'only files with this purpose'),
   },
   response: { schema: listSchema(fileObjectSchema) },
 });

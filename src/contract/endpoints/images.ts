@@ -1,7 +1,7 @@
 // Image endpoints (SPEC "Images"; Limits: prompt 4000 characters, upload 8 MB). No selectable model:
 // `model` and `response_format` are accepted without effect.
 import { z } from 'zod';
-import { applied, fileUpload, limited, noEffect, refused, svcSchema, userSchema } from '../fields.ts';
+import { applied, fileUpload, limited, MB, noEffect, refused, svcSchema, userSchema } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 import type { FieldTable } from '../types.ts';
 
@@ -89,7 +89,7 @@ export const createImageEdit = defineEndpoint({
     required: ['image', 'prompt'],
     fields: {
       ...commonFields,
-      image: fileUpload(IMAGE_FILE_NOTE),
+      image: fileUpload(IMAGE_FILE_NOTE, { maxBytes: 8 * MB }),
       prompt: applied(promptSchema, 'up to 4000 characters'),
       quality: applied(qualitySchema, 'standard, hd, high or max'),
       n: limited(['1']),
@@ -122,7 +122,7 @@ export const createImageVariation = defineEndpoint({
     required: ['image'],
     fields: {
       ...commonFields,
-      image: fileUpload(IMAGE_FILE_NOTE),
+      image: fileUpload(IMAGE_FILE_NOTE, { maxBytes: 8 * MB }),
       n: limited(['1']),
     },
   },

@@ -10,6 +10,7 @@ import * as m0007 from './0007_key_max_output_tokens.ts';
 import * as m0008 from './0008_hold_instance.ts';
 import * as m0009 from './0009_admin_tokens.ts';
 import * as m0010 from './0010_jobs.ts';
+import * as m0011 from './0011_files.ts';
 import * as m0012 from './0012_hold_leases.ts';
 import * as m0013 from './0013_batches.ts';
 
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0008_hold_instance': m0008,
   '0009_admin_tokens': m0009,
   '0010_jobs': m0010,
+  '0011_files': m0011,
   '0012_hold_leases': m0012,
   '0013_batches': m0013,
 };

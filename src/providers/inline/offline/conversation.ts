@@ -35,7 +35,8 @@ export function userText(content: ChatMessage['content']): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .flatMap((p) => (p.type === 'text' ? [p.text] : []))
+    // A text file's content reads as part of the message.
+    .flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' && p.text !== undefined ? [p.text] : []))
     .join('\n');
 }
 

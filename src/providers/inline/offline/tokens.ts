@@ -28,7 +28,8 @@ export async function countChatTokens(messages: readonly ChatMessage[], tools: r
       for (const part of m.content) {
         if (part.type === 'text') total += await count(part.text);
         else if (part.type === 'image_url') total += part.detail === 'low' ? IMAGE_TOKENS.low : IMAGE_TOKENS.other;
-        else total += FILE_OR_AUDIO_TOKENS + (part.type === 'file' && part.filename ? await count(part.filename) : 0);
+        else if (part.type === 'file') total += FILE_OR_AUDIO_TOKENS + (part.filename ? await count(part.filename) : 0) + (part.text !== undefined ? await count(part.text) : 0);
+        else total += FILE_OR_AUDIO_TOKENS;
       }
     }
     if (m.role === 'assistant' && m.tool_calls) {

@@ -1,0 +1,49 @@
+// /files (SPEC "Files and batches"): upload, list, retrieve, delete, download. The
+// contract step has checked the form (purpose, refused expires_after, the size limit)
+// and the file is already in the blob store; only the key's own account sees a file,
+// and any other id is 404 model_not_found.
+import { createFile, deleteFile, downloadFile, listFiles, retrieveFile } from '../../contract/endpoints/files.ts';
+import { notFound } from '../../errors.ts';
+import type { Router } from '../../http/router.ts';
+import { parseRange, type Satisfiable } from './byte-range.ts';
+import type { ListOptions, StoredFiles } from './stored-files.ts';
+
+const missing = (id: string) => notFound(`No such File object: ${id}`, 'file_id');
+
+function found<T>(value: T | undefined, id: string): T {
+  if (value === undefined) throw missing(id);
+  return value;
+}
+
+/** The list fields; the contract spreads the shared ones as a generic table, so they arrive untyped. */
+function listOptions(query: Record<string, unknown>): ListOptions {
+  return {
+    ...(typeof query.limit === 'number' ? { limit: query.limit } : {}),
+    ...(typeof query.after === 'string' ? { after: query.after } : {}),
+    ...(query.order === 'asc' || query.order === 'desc' ? { order: query.order } : {}),
+    ...(typeof query.purpose === 'string' ? { purpose: query.purpose } : {}),
+  };
+}
+
+export function filesRoutes(router: Router, files: StoredFiles): void {
+  router.endpoint(createFile, async ({ body, key }) => files.create(key.accountId, body.file!, body.purpose!));
+
+  router.endpoint(listFiles, async ({ query, key }) => files.list(key.accountId, listOptions(query)));
+
+  router.endpoint(retrieveFile, async ({ params, key }) => found(await files.get(key.accountId, params.file_id!), params.file_id!));
+
+  router.endpoint(deleteFile, async ({ params, key }) => found(await files.delete(key.accountId, params.file_id!), params.file_id!));
+
+  router.endpoint(downloadFile, async ({ params, key, request, reply }) => {
+    let range: Satisfiable | undefined;
+    const content = await files.open(key.accountId, params.file_id!, (size) => (range = parseRange(request.headers.range, size)));
+    const { file, stream } = found(content, params.file_id!);
+    reply.header('content-type', file.content_type).header('accept-ranges', 'bytes');
+    if (range) {
+      reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.bytes}`).header('content-length', range.end - range.start + 1);
+    } else {
+      reply.header('content-length', file.bytes);
+    }
+    return reply.send(stream);
+  });
+}

@@ -1,0 +1,110 @@
+// Blobs as files under one directory (DATA_DIR/blobs by default). A put streams into a
+// temp file in `.tmp/` on the same file system, counting and hashing as it goes, and is
+// refused the moment it passes its cap; only a complete, flushed file is renamed into
+// place (`ab/abcdef…`), so a refused or failed put leaves nothing under a key. Keys are
+// random, not content hashes: two uploads of the same bytes are two blobs, so deleting
+// one file can never take another's content.
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { BlobNotFound, BlobTooLarge, type BlobInfo, type BlobStore, type ByteRange, type PutOptions } from './blob-store.ts';
+
+const TMP = '.tmp';
+/** Reads in 1 MiB chunks: fewer, larger writes to the socket than the 64 KiB default. */
+const READ_CHUNK = 1024 * 1024;
+const KEY = /^[0-9a-f]{32}$/;
+/** Temp files older than this at start are a crashed process's (no upload runs this long). */
+const STALE_TEMP_MS = 60 * 60_000;
+
+const isNotFound = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+export class DiskBlobStore implements BlobStore {
+  private constructor(readonly dir: string) {}
+
+  /** Creates the directory if needed and removes temp files a crashed process left. */
+  static async open(dir: string, now = Date.now()): Promise<DiskBlobStore> {
+    const tmp = path.join(dir, TMP);
+    await fs.mkdir(tmp, { recursive: true });
+    for (const name of await fs.readdir(tmp)) {
+      const file = path.join(tmp, name);
+      // Several instances may share the directory: only old temps are surely abandoned.
+      const stat = await fs.stat(file).catch(() => undefined);
+      if (stat && now - stat.mtimeMs > STALE_TEMP_MS) await fs.rm(file, { force: true });
+    }
+    return new DiskBlobStore(dir);
+  }
+
+  async put(source: Readable, { maxBytes }: PutOptions): Promise<BlobInfo> {
+    const key = randomBytes(16).toString('hex');
+    const tmp = path.join(this.dir, TMP, `${key}.part`);
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        bytes += chunk.length;
+        if (bytes > maxBytes) return callback(new BlobTooLarge(maxBytes));
+        hash.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    try {
+      // flush: the data is on disk before the rename makes it visible.
+      await pipeline(source, meter, createWriteStream(tmp, { flags: 'wx', flush: true }));
+      const final = this.pathOf(key);
+      await fs.mkdir(path.dirname(final), { recursive: true });
+      await fs.rename(tmp, final);
+      await syncDir(path.dirname(final));
+    } catch (err) {
+      await fs.rm(tmp, { force: true });
+      throw err;
+    }
+    return { key, bytes, sha256: hash.digest('hex') };
+  }
+
+  async get(key: string, range: ByteRange = {}): Promise<Readable> {
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(this.pathOf(key), 'r');
+    } catch (err) {
+      if (isNotFound(err)) throw new BlobNotFound(key);
+      throw err;
+    }
+    // Opened first, so a missing blob is an error here rather than on the stream.
+    return handle.createReadStream({ highWaterMark: READ_CHUNK, ...(range.start !== undefined ? { start: range.start } : {}), ...(range.end !== undefined ? { end: range.end } : {}) });
+  }
+
+  async stat(key: string): Promise<{ bytes: number } | undefined> {
+    try {
+      return { bytes: (await fs.stat(this.pathOf(key))).size };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await fs.rm(this.pathOf(key), { force: true });
+  }
+
+  private pathOf(key: string): string {
+    // Keys come from rows; one that is not ours must never become a path elsewhere.
+    if (!KEY.test(key)) throw new Error(`not a blob key: ${JSON.stringify(key.slice(0, 40))}`);
+    return path.join(this.dir, key.slice(0, 2), key);
+  }
+}
+
+/** Makes a rename durable; file systems that cannot sync a directory are left as they are. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r').catch(() => undefined);
+  if (!handle) return;
+  try {
+    await handle.sync();
+  } catch {
+    // EINVAL/EISDIR on some file systems: the rename itself is still atomic.
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,179 @@
+// The multipart/form-data parser: the body is read as a stream (busboy), file parts go
+// straight into the blob store under the cap their contract table sets (never buffered:
+// a 100 MB batch file holds a chunk at a time), text parts are collected into a
+// FormBody, which the contract step then classifies and validates like a JSON body.
+// Fastify's body limit applies to buffered parsers only; this one bounds the file parts
+// by the table, and text parts, part counts and part headers by the limits below.
+//
+// A refused or failed form leaves no blob: the parser deletes what it stored before it
+// answers, and uploads no handler claimed are discarded before an error answer goes out
+// and, at the latest, when the response closes (a client gone included).
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { Busboy } from '@fastify/busboy';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BlobTooLarge, type BlobStore } from '../blobs/blob-store.ts';
+import { uploadCap, uploadTooLarge, type CompiledTable } from '../contract/check.ts';
+import { FormBody, UploadedFile } from '../contract/form.ts';
+import { ApiError, invalidRequest } from '../errors.ts';
+import { compileContract } from '../pipeline/contract.ts';
+
+/** Far above any form of the reference API (a file and a few fields). */
+export const FORM_LIMITS = { fields: 100, files: 10, fieldBytes: 64 * 1024, headerBytes: 16 * 1024, headerPairs: 20, unusedFileBytes: 1024 * 1024 } as const;
+
+/** Stands in for a file part that was not stored: valid for no field. */
+const FILE_PART = Object.freeze({ type: 'file part' });
+
+const staged = new WeakMap<FastifyRequest, UploadedFile[]>();
+
+/** Deletes the request's uploads that no handler claimed. */
+async function discardUploads(request: FastifyRequest): Promise<void> {
+  const files = staged.get(request);
+  if (files) await Promise.all(files.map((f) => f.discard()));
+}
+
+const isMultipartRoute = (request: FastifyRequest) => request.routeOptions.config.agent?.contract?.body?.type === 'multipart';
+
+export function installMultipartBodyParser(app: FastifyInstance, blobs: BlobStore): void {
+  app.addContentTypeParser('multipart/form-data', (request: FastifyRequest, payload: Readable) => readForm(request, payload, blobs));
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (isMultipartRoute(request)) reply.raw.once('close', () => void discardUploads(request).catch((err: unknown) => request.log.warn({ err }, 'could not delete an unclaimed upload')));
+  });
+  // Before a refusal goes out, so whoever reads the 4xx finds no blob behind it.
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (reply.statusCode >= 400) await discardUploads(request);
+    return payload;
+  });
+}
+
+function readForm(request: FastifyRequest, payload: Readable, blobs: BlobStore): Promise<FormBody> {
+  const contract = request.state?.route?.contract;
+  const table = contract?.body?.type === 'multipart' ? compileContract(contract).body : undefined;
+  if (!table) return Promise.reject(invalidRequest('Unsupported Content-Type: send the body as application/json.'));
+  let parser: ReturnType<typeof Busboy>;
+  try {
+    parser = Busboy({
+      headers: request.headers as Parameters<typeof Busboy>[0]['headers'],
+      // A part is a file when it has a filename (RFC 7578); a file field sent as text fails its schema.
+      isPartAFile: (_name, _type, filename) => filename !== undefined,
+      // Larger buffers than the 16 KiB default: fewer, larger writes into the blob store.
+      highWaterMark: 1024 * 1024,
+      fileHwm: 1024 * 1024,
+      limits: {
+        fields: FORM_LIMITS.fields,
+        files: FORM_LIMITS.files,
+        parts: FORM_LIMITS.fields + FORM_LIMITS.files,
+        fieldSize: FORM_LIMITS.fieldBytes,
+        headerSize: FORM_LIMITS.headerBytes,
+        headerPairs: FORM_LIMITS.headerPairs,
+      },
+    });
+  } catch (err) {
+    // A missing or unusable boundary.
+    return Promise.reject(invalidRequest(`The multipart body cannot be read: ${(err as Error).message}.`));
+  }
+  const uploads: UploadedFile[] = [];
+  staged.set(request, uploads);
+  return new FormReader(request.raw, payload, parser, table, blobs, uploads).read();
+}
+
+class FormReader {
+  private readonly form = new FormBody();
+  /** Puts in flight, and the file streams they read (destroyed on failure, so each put removes its temp file). */
+  private readonly pending = new Set<Promise<void>>();
+  private readonly streams = new Set<Readable>();
+  private readonly fileFields = new Set<string>();
+  private failed = false;
+  private resolve!: (form: FormBody) => void;
+  private reject!: (err: unknown) => void;
+
+  constructor(
+    private readonly raw: IncomingMessage,
+    private readonly payload: Readable,
+    private readonly parser: ReturnType<typeof Busboy>,
+    private readonly table: CompiledTable,
+    private readonly blobs: BlobStore,
+    private readonly uploads: UploadedFile[],
+  ) {}
+
+  read(): Promise<FormBody> {
+    const done = new Promise<FormBody>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    const { parser, payload } = this;
+    parser.on('file', (name, stream, filename, _encoding, mimeType) => this.onFile(name, stream, filename, mimeType));
+    parser.on('field', (name, value, _nameTruncated, valueTruncated) => this.onField(name, value, valueTruncated));
+    for (const limit of ['fieldsLimit', 'filesLimit', 'partsLimit'] as const) {
+      parser.on(limit, () => this.fail(invalidRequest(`The form has too many parts: at most ${FORM_LIMITS.fields} fields and ${FORM_LIMITS.files} files.`)));
+    }
+    parser.on('error', (err: unknown) => this.fail(err));
+    parser.on('finish', () => void this.finish());
+    payload.on('error', (err) => this.fail(err));
+    // The client went away mid-body: the in-flight puts must not wait for bytes forever.
+    payload.on('close', () => {
+      if (!this.raw.complete) this.fail(invalidRequest('The request body ended early.'));
+    });
+    payload.pipe(parser);
+    return done;
+  }
+
+  private onFile(name: string, stream: Readable, filename: string, contentType: string): void {
+    const limit = this.table.uploads.get(name);
+    if (this.failed || !limit || this.fileFields.has(name)) {
+      // Not stored: a part for no file field (unknown: named as ignored; a text field:
+      // fails its schema), or a second file for one (the field becomes a list, which its
+      // schema refuses).
+      if (!this.failed) this.form.add(name, FILE_PART);
+      // Read and dropped, within bounds: only file fields may be large.
+      let read = 0;
+      stream.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > FORM_LIMITS.unusedFileBytes) this.fail(invalidRequest(`The file part '${name.slice(0, 100)}' is not used by this endpoint and is larger than 1 MB.`, name));
+      });
+      return;
+    }
+    this.fileFields.add(name);
+    this.streams.add(stream);
+    const put = this.blobs.put(stream, { maxBytes: uploadCap(limit, filename, this.form.values) }).then(
+      (blob) => {
+        const file = new UploadedFile(filename, contentType, blob, (key) => this.blobs.delete(key));
+        this.uploads.push(file);
+        this.form.add(name, file);
+      },
+      (err: unknown) => this.fail(err instanceof BlobTooLarge ? uploadTooLarge(name, limit) : err),
+    );
+    const tracked = put.finally(() => {
+      this.streams.delete(stream);
+      this.pending.delete(tracked);
+    });
+    this.pending.add(tracked);
+  }
+
+  private onField(name: string, value: string, truncated: boolean): void {
+    if (this.failed) return;
+    if (truncated) return this.fail(invalidRequest(`The form field '${name.slice(0, 100)}' is longer than ${FORM_LIMITS.fieldBytes / 1024} KB.`, name));
+    this.form.add(name, value);
+  }
+
+  private async finish(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all(this.pending);
+    if (!this.failed) this.resolve(this.form);
+  }
+
+  /** Stops reading, deletes whatever was stored, then refuses (once). */
+  private fail(err: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.payload.unpipe(this.parser);
+    for (const stream of this.streams) stream.destroy();
+    const error = err instanceof ApiError ? err : invalidRequest(`The multipart body cannot be read: ${(err as Error)?.message ?? String(err)}.`);
+    void (async () => {
+      while (this.pending.size > 0) await Promise.allSettled(this.pending);
+      await Promise.all(this.uploads.map((f) => f.discard()));
+    })().then(
+      () => this.reject(error),
+      (cleanupErr: unknown) => this.reject(cleanupErr),
+    );
+  }
+}
