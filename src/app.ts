@@ -15,6 +15,13 @@ import { registerHousekeeping } from './jobs/housekeeping.ts';
 import { JobQueue } from './jobs/job-queue.ts';
 import { JobRunner } from './jobs/job-runner.ts';
 import { filesRoutes } from './api/files/routes.ts';
+import { BatchEndpoints } from './api/batches/batch-endpoints.ts';
+import { batchJobHandler } from './api/batches/batch-job.ts';
+import { Batches, batchJob } from './api/batches/batches-service.ts';
+import { batchesRoutes } from './api/batches/routes.ts';
+import { emptyToolRegistry } from './api/chat/agent-loop.ts';
+import { chatBatchEndpoint } from './api/chat/chat-call.ts';
+import { completionBatchEndpoint } from './api/completions/completion-call.ts';
 import { StoredFiles } from './api/files/stored-files.ts';
 import { DiskBlobStore } from './blobs/disk-blob-store.ts';
 import { completionsRoutes } from './api/completions/routes.ts';
@@ -108,6 +115,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   storedChatRoutes(router, stored);
   completionsRoutes(router);
   filesRoutes(router, services.files);
+  // Batches: the endpoints a line may name, and the job that runs a batch.
+  const batchEndpoints = new BatchEndpoints();
+  batchEndpoints.register(chatBatchEndpoint(services, stored, emptyToolRegistry));
+  batchEndpoints.register(completionBatchEndpoint(services));
+  batchesRoutes(router, new Batches(store.db, jobs, services.files));
+  services.jobRunner.handle(batchJob, batchJobHandler(services, batchEndpoints, { concurrency: config.batchConcurrency }), { concurrency: config.batchJobs });
   adminRoutes(http, services);
   options.routes?.(router);
   // Last: the published contract lists what the routes above registered.

@@ -34,6 +34,8 @@ const envSchema = z.object({
     .refine((n) => Number(n.toFixed(6)) === n, 'must have at most 6 decimal places'),
   AGENT_API_TRUSTED_PROXIES: optionalString,
   AGENT_API_HOLD_LEASE_MS: intFrom(60_000, 1_000),
+  AGENT_API_BATCH_CONCURRENCY: intFrom(4, 1),
+  AGENT_API_BATCH_JOBS: intFrom(2, 1),
   AGENT_API_INSTANCE_ID: optionalString.refine((v) => v === undefined || v.length <= 200, { message: 'must be at most 200 characters' }),
   AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
   AGENT_API_MAX_RPM: intFrom(10_000, 1),
@@ -72,6 +74,10 @@ export interface Config {
   instanceId: string;
   /** A credit hold's lease: renewed every third of it while the run lives; released by a sweep after it runs out. */
   holdLeaseMs: number;
+  /** Lines of one batch in flight at once (each also takes one of the account's concurrency slots). */
+  batchConcurrency: number;
+  /** Batches one instance runs at once. */
+  batchJobs: number;
   /** Credits the bootstrap account `default` gets, once per database (src/bootstrap/). */
   bootstrapCredits: number;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
@@ -127,6 +133,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapKey: e.AGENT_API_BOOTSTRAP_KEY,
     instanceId: e.AGENT_API_INSTANCE_ID ?? `${os.hostname()}:${e.PORT}`,
     holdLeaseMs: e.AGENT_API_HOLD_LEASE_MS,
+    batchConcurrency: e.AGENT_API_BATCH_CONCURRENCY,
+    batchJobs: e.AGENT_API_BATCH_JOBS,
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
