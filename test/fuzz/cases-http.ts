@@ -345,7 +345,8 @@ function httpCategories(world: World, op: Operation): Partial<Record<Category, f
     }
     if (attacks.length) {
       out['other-account'] = fc.constantFrom(...attacks).map((a) =>
-        mk('other-account', op, a.who, `key ${a.who} on {${param}} = ${a.id}, which only key ${a.who === 'A' ? 'B' : 'A'} can read`, { status: 404 }, () =>
+        // Key B holds no switch: on an endpoint that needs one it is refused (403) before any lookup.
+        mk('other-account', op, a.who, `key ${a.who} on {${param}} = ${a.id}, which only key ${a.who === 'A' ? 'B' : 'A'} can read`, { status: a.who === 'B' && op.permission ? 403 : 404 }, () =>
           request(world, op, a.who, { path: fillPath(op, { [param]: enc(a.id) }), body: op.body?.media === 'json' ? Buffer.from(JSON.stringify(baseBody(world, op, a.who))) : null }),
         ),
       );

@@ -40,6 +40,13 @@ export function picker(world: World, op: Operation, who: Who): Picker {
   return (name: string, schema: JsonSchema) => {
     if (name === 'model' && (schema.type === 'string' || schema.type === undefined) && !schema.enum) return world.models[who === 'B' ? 'B' : 'A'][0];
     if (op.surface === 'admin' && name === 'name') return `fz-${world.seq.n++}`;
+    // A file the caller uploaded in set-up (purpose batch, below), so creates that read a
+    // file (batches) pass their base request and reach their deeper checks.
+    if (op.surface === 'v1' && name.endsWith('file_id')) {
+      const files = world.ids.get('/v1/files')?.[who === 'B' ? 'B' : 'A'];
+      if (files?.length) return files[0];
+    }
+    if (name === 'purpose' && Array.isArray(schema.enum) && schema.enum.includes('batch')) return 'batch';
     if (name.endsWith('_id') && op.surface === 'admin') {
       const pool = world.ids.get(`/admin/v1/${name.slice(0, -3)}s`);
       if (pool?.admin.length) return pool.admin[0];
