@@ -50,14 +50,18 @@ export class DiskBlobStore implements BlobStore {
         callback(null, chunk);
       },
     });
+    // flush: the data is on disk before the rename makes it visible.
+    const out = createWriteStream(tmp, { flags: 'wx', flush: true });
     try {
-      // flush: the data is on disk before the rename makes it visible.
-      await pipeline(source, meter, createWriteStream(tmp, { flags: 'wx', flush: true }));
+      await pipeline(source, meter, out);
       const final = this.pathOf(key);
       await fs.mkdir(path.dirname(final), { recursive: true });
       await fs.rename(tmp, final);
       await syncDir(path.dirname(final));
     } catch (err) {
+      // The file may still be opening when the source fails: removed only once it is closed,
+      // or the open would create it again after the removal.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await fs.rm(tmp, { force: true });
       throw err;
     }
