@@ -43,6 +43,9 @@ export const modelField = (ids: readonly string[], note?: string): AppliedField<
  */
 export const storedText = (max: number) => z.string().max(max).refine((s) => !s.includes('\u0000'), 'must not contain NUL (U+0000) characters');
 
+/** An object id a request names (looked up in the database): bounded, never NUL. */
+export const objectId = () => storedText(256).pipe(z.string().min(1, 'must not be empty'));
+
 /**
  * An object of at most `max` entries, counted before its entries are validated: a
  * 100,000-key object is refused at once instead of producing 100,000 issues.

@@ -1,7 +1,7 @@
 // Batch endpoints (SPEC "Files and batches": need the Files switch; Batch resource: a .jsonl
 // uploaded with purpose batch, five endpoints, 24h window, output files stay until deleted).
 import { z } from 'zod';
-import { applied, listQueryFields, listSchema, metadataSchema, refused, svcSchema, withoutFields } from '../fields.ts';
+import { applied, listQueryFields, listSchema, metadataSchema, objectId, refused, svcSchema, withoutFields } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses', '/v1/moderations'] as const;
@@ -73,7 +73,7 @@ export const createBatch = defineEndpoint({
     type: 'json',
     required: ['input_file_id', 'endpoint', 'completion_window'],
     fields: {
-      input_file_id: applied(z.string().min(1), 'a .jsonl file uploaded with purpose batch'),
+      input_file_id: applied(objectId(), 'a .jsonl file uploaded with purpose batch'),
       endpoint: applied(z.enum(BATCH_ENDPOINTS), BATCH_ENDPOINTS.join(', ')),
       completion_window: applied(z.literal('24h'), '24h'),
       metadata: applied(metadataSchema, 'see Conventions'),

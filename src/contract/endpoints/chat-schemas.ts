@@ -2,7 +2,7 @@
 // and the objects it returns (SPEC "Chat completions"). Nested objects are loose so
 // members the reference adds later pass through.
 import { z } from 'zod';
-import { completionUsageSchema, metadataSchema, svcSchema } from '../fields.ts';
+import { completionUsageSchema, metadataSchema, objectId, svcSchema } from '../fields.ts';
 import { jsonSchemaObject } from '../json-schema-limits.ts';
 
 // --- Request: messages ----------------------------------------------------
@@ -31,7 +31,7 @@ const audioPart = z.looseObject({
 const filePart = z.looseObject({
   type: z.literal('file'),
   file: z
-    .looseObject({ file_id: z.string().optional(), file_data: z.string().optional(), filename: z.string().optional() })
+    .looseObject({ file_id: objectId().optional(), file_data: z.string().optional(), filename: z.string().optional() })
     .refine((f) => f.file_id !== undefined || f.file_data !== undefined, { message: 'file needs file_id or file_data' }),
   prompt_cache_breakpoint: cacheBreakpoint,
 });
