@@ -121,9 +121,24 @@ export const responseInputItemSchema = z
         type: z.literal('function_call'),
         id: optionalId,
         call_id: z.string(),
+        namespace: z.string().nullable().optional(),
         name: z.string(),
         arguments: z.string(),
         status: itemStatus.nullable().optional(),
+      }),
+      z.looseObject({
+        type: z.literal('custom_tool_call'),
+        id: optionalId,
+        call_id: z.string(),
+        namespace: z.string().nullable().optional(),
+        name: z.string(),
+        input: z.string(),
+      }),
+      z.looseObject({
+        type: z.literal('custom_tool_call_output'),
+        id: optionalId,
+        call_id: callId,
+        output: z.union([z.string(), z.array(toolOutputPart)]),
       }),
       z.looseObject({
         type: z.literal('function_call_output'),
@@ -225,6 +240,8 @@ export const responseItemSchema = z
       output: z.union([z.string(), z.array(toolOutputPart)]),
       status: itemStatus.optional(),
     }),
+    z.looseObject({ type: z.literal('custom_tool_call'), id: z.string(), call_id: z.string(), name: z.string(), input: z.string(), status: itemStatus.optional() }),
+    z.looseObject({ type: z.literal('custom_tool_call_output'), id: z.string(), call_id: z.string(), output: z.union([z.string(), z.array(toolOutputPart)]) }),
     z.looseObject({
       type: z.literal('reasoning'),
       id: z.string(),

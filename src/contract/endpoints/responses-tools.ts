@@ -33,6 +33,32 @@ const functionTool = z.looseObject({
   allowed_callers: allowedCallers,
 });
 
+/**
+ * A freeform tool: the model answers with raw text (`custom_tool_call.input`). SPEC
+ * does not list it; the reference defines it and Codex CLI sends it (apply_patch).
+ */
+const customTool = z.looseObject({
+  type: z.literal('custom'),
+  name: z.string().min(1).max(128),
+  description: z.string().nullable().optional(),
+  format: z
+    .discriminatedUnion('type', [
+      z.looseObject({ type: z.literal('text') }),
+      z.looseObject({ type: z.literal('grammar'), syntax: z.enum(['lark', 'regex']), definition: z.string().max(100_000) }),
+    ])
+    .optional(),
+  defer_loading: z.boolean().optional(),
+  allowed_callers: allowedCallers,
+});
+
+/** A named group of function and custom tools (reference `NamespaceToolParam`; Codex CLI sends one). */
+const namespaceTool = z.looseObject({
+  type: z.literal('namespace'),
+  name: z.string().min(1).max(64),
+  description: z.string().nullable().optional(),
+  tools: z.array(z.discriminatedUnion('type', [functionTool, customTool])).min(1).max(128),
+});
+
 const webSearchTool = z.looseObject({
   type: z.literal(['web_search', 'web_search_2025_08_26']),
   filters: z.looseObject({ allowed_domains: z.array(z.string()).nullable().optional() }).nullable().optional(),
@@ -141,7 +167,7 @@ const computerUsePreviewTool = z.looseObject({
 const applyPatchTool = z.looseObject({ type: z.literal('apply_patch'), allowed_callers: allowedCallers });
 
 const TOOL_TYPES_ERROR =
-  'tool type must be one of function, web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, code_interpreter, shell, file_search, image_generation, mcp, computer, computer_use_preview, apply_patch';
+  'tool type must be one of function, custom, namespace, web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, code_interpreter, shell, file_search, image_generation, mcp, computer, computer_use_preview, apply_patch';
 
 /** A tool of POST /responses (SPEC "Responses" `tools`). Each hosted tool needs its key switch. */
 export const responseToolSchema = z
@@ -149,6 +175,8 @@ export const responseToolSchema = z
     'type',
     [
       functionTool,
+      customTool,
+      namespaceTool,
       webSearchTool,
       webSearchPreviewTool,
       codeInterpreterTool,
@@ -170,8 +198,8 @@ export const responseToolsSchema = z.array(responseToolSchema);
 export const inputTokensToolsSchema = z.array(
   z.discriminatedUnion(
     'type',
-    [functionTool, webSearchTool, webSearchPreviewTool, codeInterpreterTool, shellTool, fileSearchTool, imageGenerationTool, mcpTool],
-    { error: 'tool type must be one of function, web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, code_interpreter, shell, file_search, image_generation, mcp' },
+    [functionTool, customTool, namespaceTool, webSearchTool, webSearchPreviewTool, codeInterpreterTool, shellTool, fileSearchTool, imageGenerationTool, mcpTool],
+    { error: 'tool type must be one of function, custom, namespace, web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, code_interpreter, shell, file_search, image_generation, mcp' },
   ),
 );
 
@@ -195,6 +223,7 @@ export const responseToolChoiceSchema = z.union([
   z.enum(['none', 'auto', 'required']),
   z.discriminatedUnion('type', [
     z.looseObject({ type: z.literal('function'), name: z.string() }),
+    z.looseObject({ type: z.literal('custom'), name: z.string() }),
     z.looseObject({ type: z.literal('mcp'), server_label: z.string(), name: z.string().nullable().optional() }),
     z.looseObject({ type: z.literal(HOSTED_CHOICE_TYPES) }),
   ]),

@@ -147,7 +147,7 @@ export const createResponse = defineEndpoint({
       top_p: applied(topPSchema, 'nucleus sampling'),
       top_logprobs: applied(topLogprobsSchema, '0 to 20, with include of message.output_text.logprobs'),
       parallel_tool_calls: applied(z.boolean().nullable(), 'sent to the model'),
-      tools: applied(responseToolsSchema, `function, web_search (and its variants), code_interpreter, shell, file_search, image_generation, mcp, computer, computer_use_preview, apply_patch; each hosted tool needs its key switch. Function parameters: ${JSON_SCHEMA_BUDGET_NOTE}`),
+      tools: applied(responseToolsSchema, `function, custom (freeform text input), namespace (a group of function and custom tools), web_search (and its variants), code_interpreter, shell, file_search, image_generation, mcp, computer, computer_use_preview, apply_patch; each hosted tool needs its key switch. Function parameters: ${JSON_SCHEMA_BUDGET_NOTE}`),
       tool_choice: applied(responseToolChoiceSchema, 'auto, none, required, a function, web search, or a hosted tool (treated as auto)'),
       text: applied(responseTextSchema, `format text, json_object or json_schema; verbosity low, medium or high. format.schema: ${JSON_SCHEMA_BUDGET_NOTE}`),
       ...reasoningFields,
