@@ -9,6 +9,9 @@ import { healthRoutes } from './api/health/routes.ts';
 import { metaRoutes } from './api/meta/routes.ts';
 import { metricsRoutes } from './api/metrics/routes.ts';
 import { chatRoutes } from './api/chat/routes.ts';
+import { responseBatchEndpoint, responsesRoutes } from './api/responses/routes.ts';
+import { StoredResponses } from './api/responses/stored-responses.ts';
+import type { ResponsesDeps } from './api/responses/response-call.ts';
 import { StoredCompletions } from './api/chat/stored-completions.ts';
 import { storedChatRoutes } from './api/chat/stored-routes.ts';
 import { registerHousekeeping } from './jobs/housekeeping.ts';
@@ -115,10 +118,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   storedChatRoutes(router, stored);
   completionsRoutes(router);
   filesRoutes(router, services.files);
+  const responses: ResponsesDeps = { stored: new StoredResponses(store.db), tools: emptyToolRegistry };
+  responsesRoutes(router, responses);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
   batchEndpoints.register(chatBatchEndpoint(services, stored, emptyToolRegistry));
   batchEndpoints.register(completionBatchEndpoint(services));
+  batchEndpoints.register(responseBatchEndpoint(services, responses));
   batchesRoutes(router, new Batches(store.db, jobs, services.files));
   services.jobRunner.handle(batchJob, batchJobHandler(services, batchEndpoints, { concurrency: config.batchConcurrency }), { concurrency: config.batchJobs });
   adminRoutes(http, services);
@@ -133,6 +139,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // holds a crashed instance left, finished jobs.
   registerHousekeeping(services.jobRunner, jobs, {
     expireStoredCompletions: () => stored.sweepExpired(),
+    expireStoredResponses: () => responses.stored.expire(),
     releaseStaleHolds: (olderThanMs) => services.ledger.releaseStale(olderThanMs),
     staleHoldsEveryMs: config.holdLeaseMs,
   });

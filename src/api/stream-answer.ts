@@ -37,12 +37,18 @@ export interface StreamAnswer {
   signal: AbortSignal;
   /** Chunks written before the first event (e.g. the role chunk). */
   head?: unknown[];
-  /** The chunk for an event, or null. */
-  chunk(e: ProviderEvent): unknown | null;
-  /** Chunks written after settlement, before [DONE]. */
-  tail(credits: number, usage: Usage): unknown[];
-  /** Runs when a stream is complete, before [DONE] (e.g. storing the completion). */
+  /** The chunk for an event (or several, as a list), or null. */
+  chunk(e: ProviderEvent): unknown | unknown[] | null;
+  /** Chunks written after settlement, before the terminator. */
+  tail(credits: number, usage: Usage): unknown[] | Promise<unknown[]>;
+  /** Runs when a stream is complete, before the terminator (e.g. storing the completion). */
   done?(credits: number, usage: Usage): Promise<void>;
+  /** What ends a stream that failed once started; default the chat surface's `{error}` chunk. */
+  failure?(error: ApiError): unknown[] | Promise<unknown[]>;
+  /** The last line: `[DONE]` (chat surfaces) unless null (Responses ends with its final event). */
+  terminator?: string | null;
+  /** Each chunk is an object whose `type` names its SSE event (the Responses surface). */
+  named?: boolean;
 }
 
 export async function streamAnswer(a: StreamAnswer): Promise<FastifyReply> {
@@ -57,22 +63,27 @@ export async function streamAnswer(a: StreamAnswer): Promise<FastifyReply> {
     return a.reply;
   }
   const sse = openEventStream(a.reply);
+  const send = (c: unknown) => (a.named ? sse.send(c, (c as { type: string }).type) : sse.send(c));
   try {
-    for (const c of a.head ?? []) await sse.send(c);
+    for (const c of a.head ?? []) await send(c);
     for (let r = first; !r.done; r = await it.next()) {
       const c = a.chunk(r.value);
-      if (c) await sse.send(c);
+      if (Array.isArray(c)) for (const x of c) await send(x);
+      else if (c) await send(c);
     }
     const { credits, usage } = await a.meter.close();
-    for (const c of a.tail(credits, usage)) await sse.send(c);
-    // Before [DONE]: a client that has seen the end can count on what was kept.
+    for (const c of await a.tail(credits, usage)) await send(c);
+    // Before the terminator: a client that has seen the end can count on what was kept.
     await a.done?.(credits, usage);
-    await sse.send('[DONE]');
+    if (a.terminator !== null) await sse.send(a.terminator ?? '[DONE]');
   } catch (err) {
     // Settles whatever ran; a failure to settle is logged by the ledger, not thrown at a stream under way.
     await a.meter.close().catch((e: unknown) => a.reply.log.error({ err: e }, 'settling a failed stream failed'));
     const failure = streamFailure(err, a.signal, a.reply);
-    if (failure) await sse.send({ error: failure.toBody().error });
+    if (failure) {
+      const chunks = a.failure ? await Promise.resolve(a.failure(failure)).catch(() => [{ type: 'error', code: failure.code, message: failure.message, param: failure.param }]) : [{ error: failure.toBody().error }];
+      for (const c of chunks) await send(c);
+    }
   } finally {
     sse.end();
   }

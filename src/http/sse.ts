@@ -11,14 +11,20 @@ import { once } from 'node:events';
 import type { FastifyReply } from 'fastify';
 
 export interface EventStream {
-  /** Queues one `data:` event (objects are JSON-encoded); waits only when the client is not keeping up. */
-  send(data: unknown): Promise<void>;
+  /**
+   * Queues one `data:` event (objects are JSON-encoded), with an `event:` line when
+   * named (the Responses surface names each event by its type); waits only when the
+   * client is not keeping up.
+   */
+  send(data: unknown, event?: string): Promise<void>;
   /** Writes what is queued and ends the response, in one write. Idempotent. */
   end(): void;
 }
 
 /** Above this many pending characters a batch is written at once, and the sender waits for the socket. */
 const MAX_BATCH = 64 * 1024;
+/** A comment line after this long without an event, so proxies and clients keep a slow stream open. */
+export const KEEP_ALIVE_MS = 15_000;
 
 export function openEventStream(reply: FastifyReply): EventStream {
   const res = reply.raw;
@@ -50,16 +56,23 @@ export function openEventStream(reply: FastifyReply): EventStream {
     if (!flush()) full = true;
   };
   const drained = () => Promise.race([once(res, 'drain'), once(res, 'close')]);
+  let wrote = false;
+  const keepAlive = setInterval(() => {
+    if (!wrote && pending === '' && !closed()) res.write(': keep-alive\n\n');
+    wrote = false;
+  }, KEEP_ALIVE_MS).unref();
+  res.once('close', () => clearInterval(keepAlive));
 
   return {
-    async send(data) {
+    async send(data, event) {
       if (closed()) return;
+      wrote = true;
       if (full) {
         full = false;
         if (res.writableNeedDrain) await drained();
         if (closed()) return;
       }
-      pending += `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+      pending += `${event === undefined ? '' : `event: ${event}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
       if (pending.length < MAX_BATCH) {
         if (!scheduled) {
           scheduled = true;
@@ -70,6 +83,7 @@ export function openEventStream(reply: FastifyReply): EventStream {
       if (!flush()) await drained();
     },
     end() {
+      clearInterval(keepAlive);
       if (closed()) return;
       const text = pending;
       pending = '';

@@ -7,6 +7,7 @@ import type { JobRunner } from './job-runner.ts';
 import { jobKind } from './types.ts';
 
 export const sweepStoredCompletions = jobKind<null, never, number>('chat.stored-completions.expire');
+export const sweepStoredResponses = jobKind<null, never, number>('responses.expire');
 export const releaseStaleHolds = jobKind<null, never, number>('credits.stale-holds.release');
 export const pruneJobs = jobKind<null, never, number>('jobs.prune');
 
@@ -16,6 +17,8 @@ export const STALE_HOLD_MS = 60 * 60_000;
 export interface Sweeps {
   /** Deletes expired stored chat completions; returns how many. */
   expireStoredCompletions(): Promise<number>;
+  /** Deletes expired stored responses; returns how many. */
+  expireStoredResponses(): Promise<number>;
   /** Releases credit holds whose lease ran out (or, without a lease, older than `olderThanMs`), charging nothing; returns how many. */
   releaseStaleHolds(olderThanMs: number): Promise<number>;
   /** How often the stale holds are swept: once a hold lease period. */
@@ -25,6 +28,7 @@ export interface Sweeps {
 export function registerHousekeeping(runner: JobRunner, queue: JobQueue, sweeps: Sweeps): void {
   runner
     .recurring(sweepStoredCompletions, 60 * 60_000, () => sweeps.expireStoredCompletions())
+    .recurring(sweepStoredResponses, 60 * 60_000, () => sweeps.expireStoredResponses())
     .recurring(releaseStaleHolds, sweeps.staleHoldsEveryMs, () => sweeps.releaseStaleHolds(STALE_HOLD_MS))
     .recurring(pruneJobs, 60 * 60_000, () => queue.store.prune(Date.now() - FINISHED_JOB_RETENTION_MS));
 }

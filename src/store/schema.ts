@@ -250,6 +250,24 @@ export interface FilesTable {
   expires_at: number | null;
 }
 
+export interface ResponsesTable {
+  /** resp_… */
+  id: string;
+  account_id: string;
+  status: string;
+  background: number;
+  previous_response_id: string | null;
+  conversation_id: string | null;
+  /** JSON response object */
+  response: string;
+  /** JSON input items */
+  input_items: string;
+  /** JSON: a background run's checked request and key id, until it has run */
+  request: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   credit_transactions: CreditTransactionsTable;
@@ -260,6 +278,7 @@ export interface Database {
   credit_holds: CreditHoldsTable;
   batches: BatchesTable;
   batch_lines: BatchLinesTable;
+  responses: ResponsesTable;
   meta: MetaTable;
   admin_tokens: AdminTokensTable;
   chat_completions: ChatCompletionsTable;

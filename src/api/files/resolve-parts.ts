@@ -36,9 +36,14 @@ function fileIds(messages: unknown): Map<string, string> {
  * `file_data` could not be larger either.
  */
 export async function resolveFileParts(messages: unknown, accountId: string, files: StoredFiles, maxBytes: number): Promise<Map<string, ResolvedFile>> {
+  return resolveFiles(fileIds(messages), accountId, files, maxBytes);
+}
+
+/** Reads the files named (id → the parameter that named it, for the refusal), for any surface. */
+export async function resolveFiles(ids: ReadonlyMap<string, string>, accountId: string, files: StoredFiles, maxBytes: number): Promise<Map<string, ResolvedFile>> {
   const resolved = new Map<string, ResolvedFile>();
   let total = 0;
-  for (const [id, param] of fileIds(messages)) {
+  for (const [id, param] of ids) {
     const read = await files.read(accountId, id, maxBytes - total);
     if (read === undefined) throw invalidRequest(`No file with id '${id}' exists for this account.`, param);
     if (read === 'too_large') {

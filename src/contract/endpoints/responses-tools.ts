@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { attributeFilterSchema, reasoningEffortSchema, verbositySchema } from '../fields.ts';
 import { jsonSchemaObject } from '../json-schema-limits.ts';
+import type { Permission } from '../../keys/permissions.ts';
 
 const allowedCallers = z.array(z.enum(['direct', 'programmatic'])).nullable().optional();
 
@@ -272,3 +273,27 @@ export const CONVERSATION_INCLUDE_VALUES = ['message.output_text.logprobs', 'mes
 
 /** `conversation`: an id or `{id}`. */
 export const conversationParamSchema = z.union([z.string(), z.looseObject({ id: z.string() })]).nullable();
+
+/**
+ * The key switch each tool type needs (SPEC "Hosted tools in /responses"), and whether
+ * the service runs it yet: a tool that is not offered yet is refused naming it. Web
+ * search needs no switch: with no search backend it is never called.
+ */
+export const RESPONSE_TOOL_SWITCHES: Record<string, { permission: Permission | null; offered: boolean }> = {
+  function: { permission: 'function_calling', offered: true },
+  custom: { permission: 'function_calling', offered: true },
+  namespace: { permission: 'function_calling', offered: true },
+  web_search: { permission: null, offered: true },
+  web_search_2025_08_26: { permission: null, offered: true },
+  web_search_preview: { permission: null, offered: true },
+  web_search_preview_2025_03_11: { permission: null, offered: true },
+  'shell/local': { permission: 'function_calling', offered: true },
+  shell: { permission: 'code_interpreter', offered: false },
+  computer: { permission: 'function_calling', offered: true },
+  computer_use_preview: { permission: 'function_calling', offered: true },
+  apply_patch: { permission: 'function_calling', offered: true },
+  code_interpreter: { permission: 'code_interpreter', offered: false },
+  file_search: { permission: 'file_search', offered: false },
+  image_generation: { permission: 'image_generation', offered: false },
+  mcp: { permission: 'remote_mcp', offered: false },
+};

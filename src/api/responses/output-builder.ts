@@ -1,0 +1,199 @@
+// Provider events → a response's output items and its streaming events, in one place so
+// the streamed events, the stored response and the non-streamed one cannot differ. Items
+// are strictly sequential, as the reference streams them: each opens with
+// `response.output_item.added`, carries its deltas, and closes with its `.done` events
+// and `response.output_item.done` before the next item opens. Sequence numbers are given
+// by the writer (response-stream.ts), not here.
+import type { FinishReason, ProviderEvent, TokenLogprob, Usage } from '../../providers/types.ts';
+import { newCallId, newItemId, type Item } from './items.ts';
+import { callItem, type ToolKind } from './tool-mapping.ts';
+
+export type StreamEvent = Record<string, unknown> & { type: string };
+
+interface OpenText {
+  item: Item;
+  index: number;
+  text: string;
+  logprobs: unknown[];
+}
+interface OpenReasoning {
+  item: Item;
+  index: number;
+  text: string;
+}
+interface OpenCall {
+  providerIndex: number;
+  /** Set when streamed as a function call (added at its first fragment). */
+  item?: Item;
+  index?: number;
+  providerName: string;
+  callId: string;
+  args: string;
+}
+
+const logprobsOf = (lp: TokenLogprob[]) =>
+  lp.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes ?? [], top_logprobs: t.top_logprobs.map((x) => ({ token: x.token, logprob: x.logprob, bytes: x.bytes ?? [] })) }));
+
+export class OutputBuilder {
+  readonly output: Item[] = [];
+  usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  finishReason: FinishReason = 'stop';
+  private text: OpenText | null = null;
+  private reasoning: OpenReasoning | null = null;
+  private call: OpenCall | null = null;
+
+  constructor(
+    private readonly kinds: ReadonlyMap<string, ToolKind>,
+    private readonly withLogprobs = false,
+  ) {}
+
+  /** The events one provider event produces (none for usage and cost). */
+  add(e: ProviderEvent): StreamEvent[] {
+    const out: StreamEvent[] = [];
+    switch (e.type) {
+      case 'text':
+        if (e.delta === '' && !e.logprobs) break;
+        if (!this.text) {
+          this.closeAll(out);
+          this.openText(out);
+        }
+        this.text!.text += e.delta;
+        {
+          const lp = this.withLogprobs && e.logprobs ? logprobsOf(e.logprobs) : [];
+          this.text!.logprobs.push(...lp);
+          out.push({ type: 'response.output_text.delta', item_id: this.text!.item.id, output_index: this.text!.index, content_index: 0, delta: e.delta, logprobs: lp });
+        }
+        break;
+      case 'reasoning':
+        if (!this.reasoning) {
+          this.closeAll(out);
+          this.openReasoning(out);
+        }
+        this.reasoning!.text += e.delta;
+        out.push({ type: 'response.reasoning_summary_text.delta', item_id: this.reasoning!.item.id, output_index: this.reasoning!.index, summary_index: 0, delta: e.delta });
+        break;
+      case 'tool_call':
+        if (this.call?.providerIndex !== e.index) {
+          this.closeAll(out);
+          this.call = { providerIndex: e.index, providerName: e.name ?? '', callId: e.id || newCallId(), args: '' };
+          if (this.kinds.get(this.call.providerName)?.kind === 'function' || !this.kinds.has(this.call.providerName)) this.openFunctionCall(out);
+        } else if (e.name) this.call.providerName += e.name;
+        this.call.args += e.argumentsDelta;
+        if (this.call.item && e.argumentsDelta) {
+          out.push({ type: 'response.function_call_arguments.delta', item_id: this.call.item.id, output_index: this.call.index, delta: e.argumentsDelta });
+        }
+        break;
+      case 'usage':
+        this.usage = e.usage;
+        break;
+      case 'finish':
+        this.finishReason = e.reason;
+        this.closeAll(out);
+        break;
+      default:
+    }
+    return out;
+  }
+
+  /** Closes whatever is still open (a stream cut short); idempotent. */
+  close(): StreamEvent[] {
+    const out: StreamEvent[] = [];
+    this.closeAll(out);
+    return out;
+  }
+
+  /** `completed`, or `incomplete` with the reason when the output was cut. */
+  get status(): { status: 'completed' | 'incomplete'; incomplete_details: { reason: string } | null } {
+    if (this.finishReason === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+    if (this.finishReason === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+    return { status: 'completed', incomplete_details: null };
+  }
+
+  private get itemStatus(): 'completed' | 'incomplete' {
+    return this.finishReason === 'length' || this.finishReason === 'content_filter' ? 'incomplete' : 'completed';
+  }
+
+  private push(item: Item): number {
+    this.output.push(item);
+    return this.output.length - 1;
+  }
+
+  private openText(out: StreamEvent[]): void {
+    const item: Item = { id: newItemId('message'), type: 'message', status: 'in_progress', content: [], role: 'assistant' };
+    const index = this.push(item);
+    this.text = { item, index, text: '', logprobs: [] };
+    out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, content: [] } });
+    out.push({ type: 'response.content_part.added', item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', annotations: [], logprobs: [], text: '' } });
+  }
+
+  private openReasoning(out: StreamEvent[]): void {
+    const item: Item = { id: newItemId('reasoning'), type: 'reasoning', summary: [] };
+    const index = this.push(item);
+    this.reasoning = { item, index, text: '' };
+    out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, summary: [] } });
+    out.push({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+  }
+
+  private openFunctionCall(out: StreamEvent[]): void {
+    const c = this.call!;
+    const kind = this.kinds.get(c.providerName);
+    const item = callItem(kind, c.providerName, c.callId, '', 'completed');
+    item.status = 'in_progress';
+    c.item = item;
+    c.index = this.push(item);
+    out.push({ type: 'response.output_item.added', output_index: c.index, item: { ...item } });
+  }
+
+  private closeAll(out: StreamEvent[]): void {
+    const status = this.itemStatus;
+    if (this.reasoning) {
+      const { item, index, text } = this.reasoning;
+      this.reasoning = null;
+      const part = { type: 'summary_text', text };
+      item.summary = [part];
+      out.push({ type: 'response.reasoning_summary_text.done', item_id: item.id, output_index: index, summary_index: 0, text });
+      out.push({ type: 'response.reasoning_summary_part.done', item_id: item.id, output_index: index, summary_index: 0, part });
+      out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
+    }
+    if (this.text) {
+      const { item, index, text, logprobs } = this.text;
+      this.text = null;
+      const part = { type: 'output_text', annotations: [], logprobs, text };
+      item.content = [part];
+      item.status = status;
+      out.push({ type: 'response.output_text.done', item_id: item.id, output_index: index, content_index: 0, text, logprobs });
+      out.push({ type: 'response.content_part.done', item_id: item.id, output_index: index, content_index: 0, part });
+      out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
+    }
+    if (this.call) {
+      const c = this.call;
+      this.call = null;
+      if (c.item) {
+        c.item.arguments = c.args;
+        c.item.status = status;
+        out.push({ type: 'response.function_call_arguments.done', item_id: c.item.id, output_index: c.index, name: c.item.name, arguments: c.args });
+        out.push({ type: 'response.output_item.done', output_index: c.index, item: { ...c.item } });
+        return;
+      }
+      // Client tools other than functions: the whole item at once, its arguments decoded.
+      const item = callItem(this.kinds.get(c.providerName), c.providerName, c.callId, c.args, status);
+      const index = this.push(item);
+      if (item.type === 'custom_tool_call') {
+        out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, input: '', status: 'in_progress' } });
+        out.push({ type: 'response.custom_tool_call_input.delta', item_id: item.id, output_index: index, delta: item.input });
+        out.push({ type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: index, input: item.input });
+      } else out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } });
+      out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
+    }
+  }
+}
+
+/** The text of the assistant's messages, as the SDKs' `output_text`. */
+export function outputText(output: readonly Item[]): string {
+  let text = '';
+  for (const item of output) {
+    if (item.type !== 'message') continue;
+    for (const p of item.content as { type: string; text?: string }[]) if (p.type === 'output_text') text += p.text ?? '';
+  }
+  return text;
+}

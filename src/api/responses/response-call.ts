@@ -1,0 +1,246 @@
+// One response, whoever asked for it: an HTTP request (streamed or not), a batch line, a
+// background job or a WebSocket turn. startResponse gathers the conversation (the stored
+// chain or a conversation's items, then the input), maps the tools, opens the Run
+// (credits reserved before any model runs) and starts the model; `finish` builds the
+// final object from the OutputBuilder, keeps it (store) and appends to the conversation
+// before the caller sees it, so a continuation works at once on any instance.
+import { fromMicro } from '../../accounts/money.ts';
+import type { createResponse } from '../../contract/endpoints/responses.ts';
+import type { ChatModel } from '../../contract/models.ts';
+import type { BodyOf } from '../../contract/types.ts';
+import { estimateInputTokens, Run } from '../../credits/run.ts';
+import { invalidRequest, notFound } from '../../errors.ts';
+import type { KeyRecord } from '../../keys/keys-service.ts';
+import { outputCap } from '../../keys/key-limits.ts';
+import type { Call } from '../../pipeline/call.ts';
+import type { ChatMessage, ChatRequest, ProviderEvent, Usage } from '../../providers/types.ts';
+import type { Services } from '../../services.ts';
+import { runAgent, type ToolRegistry } from '../chat/agent-loop.ts';
+import { resolveFiles } from '../files/resolve-parts.ts';
+import { defined, generationOptions } from '../generation-options.ts';
+import { inputItems, type Item } from './items.ts';
+import { OutputBuilder } from './output-builder.ts';
+import type { StoredResponses } from './stored-responses.ts';
+import { fileIdsOf, toMessages } from './to-messages.ts';
+import { mapTools, type ToolKind } from './tool-mapping.ts';
+import { newId } from '../../ids.ts';
+
+export type ResponseBody = BodyOf<typeof createResponse>;
+
+/** What the Responses layer needs of conversations (api/conversations). */
+export interface ConversationItems {
+  allItems(accountId: string, conversationId: string): Promise<Item[] | undefined>;
+  append(accountId: string, conversationId: string, items: Item[]): Promise<unknown>;
+}
+
+/** Seals and opens compaction items (api/responses/compaction.ts). */
+export interface CompactionSeal {
+  unseal(accountId: string, item: Item, param: string): Item[];
+}
+
+export interface ResponsesDeps {
+  stored: StoredResponses;
+  tools: ToolRegistry;
+  conversations?: ConversationItems;
+  compaction?: CompactionSeal;
+}
+
+export interface StartedResponse {
+  readonly run: Run;
+  readonly events: AsyncIterable<ProviderEvent>;
+  readonly id: string;
+  /** The response object before it ran: status in_progress, no output. */
+  readonly initial: Record<string, any>;
+  readonly kinds: ReadonlyMap<string, ToolKind>;
+  readonly includeLogprobs: boolean;
+  readonly inputItems: Item[];
+  /** Builds the final object from what ran, keeps it and appends to the conversation. */
+  finish(builder: OutputBuilder, credits: number, usage: Usage): Promise<Record<string, any>>;
+}
+
+export function newResponseId(): string {
+  return newId('resp_');
+}
+
+export function usageObject(usage: Usage) {
+  return {
+    input_tokens: usage.inputTokens,
+    input_tokens_details: { cached_tokens: usage.cachedInputTokens ?? 0 },
+    output_tokens: usage.outputTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  };
+}
+
+const conversationIdOf = (c: ResponseBody['conversation']): string | null => (c == null ? null : typeof c === 'string' ? c : c.id);
+
+/** The response object as it echoes the request: what ran, before any output. */
+export function initialResponse(id: string, createdAt: number, body: ResponseBody, maxOutputTokens: number, conversationId: string | null): Record<string, any> {
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status: 'in_progress',
+    background: body.background ?? false,
+    completed_at: null,
+    error: null,
+    incomplete_details: null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? maxOutputTokens,
+    max_tool_calls: null,
+    model: body.model,
+    output: [],
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: body.previous_response_id ?? null,
+    conversation: conversationId ? { id: conversationId } : null,
+    prompt_cache_key: (body as { prompt_cache_key?: string }).prompt_cache_key ?? null,
+    reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+    safety_identifier: body.safety_identifier ?? null,
+    service_tier: 'default',
+    store: body.store ?? true,
+    temperature: body.temperature ?? 0.7,
+    text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    top_logprobs: body.top_logprobs ?? 0,
+    top_p: body.top_p ?? 1,
+    truncation: 'disabled',
+    usage: null,
+    user: body.user ?? null,
+    metadata: body.metadata ?? {},
+  };
+}
+
+/** Combinations the field table cannot express, checked before anything runs. */
+export function checkCombinations(body: ResponseBody): void {
+  if (body.background && body.stream) throw invalidRequest('background cannot be combined with stream: poll GET /responses/{response_id} instead.', 'background');
+  if (body.background && body.store === false) throw invalidRequest('A background response must be stored: leave out store or set it to true.', 'store');
+  if (body.previous_response_id && body.conversation) throw invalidRequest('Send previous_response_id or conversation, not both.', 'previous_response_id');
+}
+
+/** The earlier items the model sees: the stored chain or the conversation's items. */
+async function earlierItems(deps: ResponsesDeps, accountId: string, body: ResponseBody): Promise<{ items: Item[]; conversationId: string | null }> {
+  if (body.previous_response_id) {
+    const chain = await deps.stored.chain(accountId, body.previous_response_id);
+    if (!chain) throw notFound(`Previous response with id '${body.previous_response_id}' not found.`, 'previous_response_id');
+    return { items: chain.items, conversationId: null };
+  }
+  const conversationId = conversationIdOf(body.conversation);
+  if (conversationId) {
+    const items = deps.conversations ? await deps.conversations.allItems(accountId, conversationId) : undefined;
+    if (!items) throw notFound(`Conversation with id '${conversationId}' not found.`, 'conversation');
+    return { items, conversationId };
+  }
+  return { items: [], conversationId: null };
+}
+
+function chatFormat(format: unknown): unknown {
+  const f = format as { type?: string; name?: string; schema?: unknown; strict?: boolean | null; description?: string } | undefined;
+  if (!f || f.type === 'text') return undefined;
+  if (f.type === 'json_schema') return { type: 'json_schema', json_schema: { name: f.name, schema: f.schema, strict: f.strict } };
+  return { type: f.type };
+}
+
+export interface StartOptions {
+  id?: string;
+  createdAt?: number;
+}
+
+export async function startResponse(services: Services, deps: ResponsesDeps, call: Call, body: ResponseBody, key: KeyRecord, opts: StartOptions = {}): Promise<StartedResponse> {
+  checkCombinations(body);
+  const accountId = key.accountId;
+  const model = body.model as ChatModel;
+  const maxTokens = outputCap(body.max_output_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
+  const earlier = await earlierItems(deps, accountId, body);
+  const input = inputItems(body.input);
+  const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key);
+
+  const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
+  const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
+  const counter = { attachments: 0 };
+  const ctx = {
+    files,
+    earlier: new Map(earlier.items.map((i) => [i.id, i])),
+    ...(deps.compaction ? { unseal: (item: Item, param: string) => deps.compaction!.unseal(accountId, item, param) } : {}),
+  };
+  const messages: ChatMessage[] = [
+    ...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []),
+    ...toMessages(earlier.items, ctx, 'previous items', counter),
+    ...toMessages(input, ctx, 'input', counter),
+  ];
+  if (!messages.some((m) => m.role !== 'system' && m.role !== 'developer')) throw invalidRequest('The response has no input: send input, previous_response_id or a conversation with items.', 'input');
+
+  const includeLogprobs = ((body.include ?? []) as string[]).includes('message.output_text.logprobs');
+  const request: ChatRequest = defined({
+    ...generationOptions(
+      {
+        model,
+        stream: body.stream === true,
+        response_format: chatFormat(body.text?.format),
+        temperature: body.temperature,
+        top_p: body.top_p,
+        reasoning: body.reasoning,
+        verbosity: body.text?.verbosity,
+        user: body.user,
+      },
+      maxTokens,
+    ),
+    messages,
+    tools: mapped.functions.length ? mapped.functions : undefined,
+    toolChoice: mapped.toolChoice,
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    logprobs: includeLogprobs || undefined,
+    topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
+  });
+  request.requestId = call.id;
+
+  const estimate = estimateInputTokens([messages, mapped.functions, body.text?.format], counter.attachments);
+  const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
+  // Client tools, a format or logprobs: the model answers directly; else the service's own tool loop may run.
+  const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || !key.permissions.agent_tools;
+  const source = direct
+    ? services.chat.provider.chat(request, run.signal)
+    : runAgent(services.chat.provider, request, deps.tools.available(key), run.signal, {
+        beforeStep: (m) => run.extend(estimateInputTokens(m, counter.attachments).bound, maxTokens),
+      });
+
+  const id = opts.id ?? newResponseId();
+  const createdAt = opts.createdAt ?? Math.floor(Date.now() / 1000);
+  const initial = initialResponse(id, createdAt, body, maxTokens, earlier.conversationId);
+  return {
+    run,
+    events: run.meter(source),
+    id,
+    initial,
+    kinds: mapped.kinds,
+    includeLogprobs,
+    inputItems: input,
+    async finish(builder, credits, usage) {
+      const { status, incomplete_details } = builder.status;
+      const response: Record<string, any> = {
+        ...initial,
+        status,
+        completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
+        incomplete_details,
+        output: builder.output,
+        usage: usageObject(usage),
+        svc: fromMicro(credits),
+      };
+      const background = body.background === true;
+      if (background) await deps.stored.update(id, response, { onlyIf: ['queued', 'in_progress'] });
+      else if (response.store) {
+        await deps.stored.save({ accountId, response, inputItems: input, previousResponseId: body.previous_response_id ?? null, conversationId: earlier.conversationId });
+      }
+      if (earlier.conversationId) await deps.conversations!.append(accountId, earlier.conversationId, [...input, ...builder.output]);
+      return response;
+    },
+  };
+}
+
+/** Consumes the model's events into the builder; the whole response once it has run. */
+export async function collectResponse(started: StartedResponse): Promise<OutputBuilder> {
+  const builder = new OutputBuilder(started.kinds, started.includeLogprobs);
+  for await (const e of started.events) builder.add(e);
+  builder.close();
+  return builder;
+}

@@ -1,0 +1,142 @@
+// Responses items → the provider's chat messages. The conversation a model sees is the
+// earlier chain (previous responses or a conversation's items), then `instructions` as
+// the system message, then this request's input. Client tool calls sent back become
+// assistant tool calls under the name the model was offered (tool-mapping.ts), and
+// their outputs tool messages, so a tool round trip reads the same on every provider.
+import { invalidRequest, unsupportedParameter } from '../../errors.ts';
+import type { ChatMessage, ContentPart, ToolCall } from '../../providers/types.ts';
+import type { ResolvedFile } from '../files/resolve-parts.ts';
+import { messageText, type Item } from './items.ts';
+import { providerCall } from './tool-mapping.ts';
+
+export interface MessageContext {
+  /** Stored files named by file_id, read for the caller's account. */
+  files: ReadonlyMap<string, ResolvedFile>;
+  /** The items a compaction item sealed (api/responses/compaction.ts), or a refusal. */
+  unseal?(item: Item, param: string): Item[];
+  /** Earlier items an item_reference may name. */
+  earlier: ReadonlyMap<string, Item>;
+}
+
+/** Every stored file an item list names by file_id: id → the parameter naming it. */
+export function fileIdsOf(items: readonly Item[], base = 'input'): Map<string, string> {
+  const ids = new Map<string, string>();
+  items.forEach((item, i) => {
+    if (item.type !== 'message' || !Array.isArray(item.content)) return;
+    (item.content as any[]).forEach((p, j) => {
+      if ((p?.type === 'input_image' || p?.type === 'input_file') && typeof p.file_id === 'string' && !ids.has(p.file_id)) ids.set(p.file_id, `${base}[${i}].content[${j}].file_id`);
+    });
+  });
+  return ids;
+}
+
+function outputText(output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return output.map((p: any) => (typeof p?.text === 'string' ? p.text : p?.type === 'input_image' ? '[image]' : p?.type === 'input_file' ? `[file ${p.filename ?? p.file_id ?? ''}]` : '')).join('');
+  return JSON.stringify(output ?? null);
+}
+
+function userParts(item: Item, at: string, ctx: MessageContext, counter: { attachments: number }): string | ContentPart[] {
+  const content = item.content as any[];
+  const parts: ContentPart[] = [];
+  content.forEach((p, j) => {
+    switch (p.type) {
+      case 'input_text':
+      case 'output_text':
+      case 'text':
+        parts.push({ type: 'text', text: p.text });
+        break;
+      case 'refusal':
+        parts.push({ type: 'text', text: p.refusal });
+        break;
+      case 'input_image': {
+        counter.attachments++;
+        if (p.file_id) {
+          const f = ctx.files.get(p.file_id);
+          if (!f) throw invalidRequest(`No file with id '${p.file_id}' exists for this account.`, `${at}.content[${j}].file_id`);
+          parts.push({ type: 'image_url', url: f.dataUrl });
+        } else parts.push({ type: 'image_url', url: p.image_url, ...(p.detail && p.detail !== 'original' ? { detail: p.detail } : {}) });
+        break;
+      }
+      case 'input_file': {
+        counter.attachments++;
+        if (p.file_id) {
+          const f = ctx.files.get(p.file_id);
+          if (!f) throw invalidRequest(`No file with id '${p.file_id}' exists for this account.`, `${at}.content[${j}].file_id`);
+          parts.push({ type: 'file', filename: p.filename ?? f.filename, data_url: f.dataUrl, ...(f.text !== undefined ? { text: f.text } : {}) });
+        } else if (p.file_url) {
+          throw unsupportedParameter(`${at}.content[${j}].file_url`, 'Files by URL are not fetched: upload the file and send its file_id, or send file_data.');
+        } else parts.push({ type: 'file', ...(p.filename ? { filename: p.filename } : {}), ...(p.file_data ? { data_url: p.file_data } : {}) });
+        break;
+      }
+      default:
+        throw invalidRequest(`Unsupported content part type '${p.type}'.`, `${at}.content[${j}].type`);
+    }
+  });
+  const only = parts.length === 1 ? parts[0]! : undefined;
+  return only?.type === 'text' ? only.text : parts;
+}
+
+/** The items as chat messages; `base` names the list in errors (`input`). */
+export function toMessages(items: readonly Item[], ctx: MessageContext, base = 'input', counter = { attachments: 0 }): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  /** Calls join the assistant turn just before them (a model's parallel calls are one turn). */
+  const addCall = (call: ToolCall) => {
+    const last = out[out.length - 1];
+    if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
+    else out.push({ role: 'assistant', content: null, tool_calls: [call] });
+  };
+  const walk = (list: readonly Item[], at: (i: number) => string) =>
+    list.forEach((item, i) => {
+      const where = at(i);
+      switch (item.type) {
+        case 'message': {
+          const role = item.role as string;
+          if (role === 'system' || role === 'developer') out.push({ role, content: messageText(item) });
+          else if (role === 'assistant') out.push({ role: 'assistant', content: messageText(item) });
+          else out.push({ role: 'user', content: userParts(item, where, ctx, counter) });
+          break;
+        }
+        case 'function_call':
+        case 'custom_tool_call':
+        case 'shell_call':
+        case 'computer_call':
+        case 'apply_patch_call': {
+          const call = providerCall(item);
+          addCall({ id: String(item.call_id), name: call!.name, arguments: call!.arguments });
+          break;
+        }
+        case 'function_call_output':
+        case 'custom_tool_call_output':
+          out.push({ role: 'tool', tool_call_id: String(item.call_id), content: outputText(item.output) });
+          break;
+        case 'shell_call_output':
+          out.push({ role: 'tool', tool_call_id: String(item.call_id), content: JSON.stringify(item.output) });
+          break;
+        case 'computer_call_output':
+          counter.attachments++;
+          out.push({ role: 'tool', tool_call_id: String(item.call_id), content: 'A screenshot of the screen after the actions.' });
+          break;
+        case 'apply_patch_call_output':
+          out.push({ role: 'tool', tool_call_id: String(item.call_id), content: `${item.status}${item.output ? `: ${item.output}` : ''}` });
+          break;
+        case 'compaction': {
+          if (!ctx.unseal) throw unsupportedParameter(where, 'Compaction items are read only by this API, for the account that made them.');
+          walk(ctx.unseal(item, where), () => where);
+          break;
+        }
+        case 'item_reference': {
+          const found = ctx.earlier.get(String(item.id));
+          if (!found) throw invalidRequest(`No earlier item with id '${item.id}' is in this response's context.`, `${where}.id`);
+          walk([found], () => where);
+          break;
+        }
+        case 'mcp_approval_response':
+          throw unsupportedParameter(where, 'Remote MCP tools are not offered yet, so there is no approval to answer.');
+        default:
+        // Reasoning and hosted tool items add no content the model reads back.
+      }
+    });
+  walk(items, (i) => `${base}[${i}]`);
+  return out;
+}

@@ -1,0 +1,255 @@
+// Responses tools → the provider's function tools, and the provider's calls back into
+// Responses items. Every client-run tool (function, custom, namespace members, local
+// shell, computer, apply_patch) reaches the model as a function with a JSON schema, so
+// the offline engine and any OpenAI-compatible upstream can call it; the call is turned
+// back into the item type the client expects (`function_call`, `custom_tool_call`,
+// `shell_call`, `computer_call`, `apply_patch_call`). Web search with no search backend
+// is never offered to the model.
+import { RESPONSE_TOOL_SWITCHES } from '../../contract/endpoints/responses-tools.ts';
+import { invalidRequest, modelNotAllowed, unsupportedParameter } from '../../errors.ts';
+import type { KeyRecord } from '../../keys/keys-service.ts';
+import type { FunctionTool, ToolChoice } from '../../providers/types.ts';
+import { newItemId, type Item } from './items.ts';
+
+export type ToolKind =
+  | { kind: 'function'; name: string; namespace?: string }
+  | { kind: 'custom'; name: string; namespace?: string }
+  | { kind: 'shell' }
+  | { kind: 'computer'; preview: boolean }
+  | { kind: 'apply_patch' };
+
+export interface MappedTools {
+  functions: FunctionTool[];
+  /** By the name the provider sees. */
+  kinds: Map<string, ToolKind>;
+  toolChoice?: ToolChoice;
+}
+
+const SHELL_FUNCTION: FunctionTool = {
+  name: 'shell',
+  description: "Runs shell commands on the user's machine and returns their output.",
+  parameters: {
+    type: 'object',
+    properties: {
+      commands: { type: 'array', items: { type: 'string' }, description: 'commands to run, in order' },
+      timeout_ms: { type: 'integer' },
+      max_output_length: { type: 'integer' },
+    },
+    required: ['commands'],
+  },
+};
+
+const APPLY_PATCH_FUNCTION: FunctionTool = {
+  name: 'apply_patch',
+  description: 'Creates, updates or deletes a file. diff is a V4A diff (not needed to delete).',
+  parameters: {
+    type: 'object',
+    properties: {
+      type: { type: 'string', enum: ['create_file', 'update_file', 'delete_file'] },
+      path: { type: 'string' },
+      diff: { type: 'string' },
+    },
+    required: ['type', 'path'],
+  },
+};
+
+const COMPUTER_ACTIONS = ['click', 'double_click', 'drag', 'move', 'scroll', 'keypress', 'type', 'wait', 'screenshot'];
+const COMPUTER_FUNCTION: FunctionTool = {
+  name: 'computer',
+  description: "Operates the user's screen: the actions run in order and a screenshot comes back.",
+  parameters: {
+    type: 'object',
+    properties: {
+      actions: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            type: { type: 'string', enum: COMPUTER_ACTIONS },
+            x: { type: 'integer' },
+            y: { type: 'integer' },
+            text: { type: 'string' },
+            keys: { type: 'array', items: { type: 'string' } },
+            button: { type: 'string' },
+            scroll_x: { type: 'integer' },
+            scroll_y: { type: 'integer' },
+          },
+          required: ['type'],
+        },
+      },
+    },
+    required: ['actions'],
+  },
+};
+
+type RawTool = Record<string, any>;
+
+function customFunction(t: RawTool, name: string): FunctionTool {
+  const grammar = t.format?.type === 'grammar' ? `Input follows this ${t.format.syntax} grammar:\n${String(t.format.definition).slice(0, 4000)}` : 'Free-form text.';
+  return {
+    name,
+    ...(t.description ? { description: t.description } : {}),
+    parameters: { type: 'object', properties: { input: { type: 'string', description: grammar } }, required: ['input'], additionalProperties: false },
+  };
+}
+
+function functionOf(t: RawTool, name: string): FunctionTool {
+  return {
+    name,
+    ...(t.description ? { description: t.description } : {}),
+    ...(t.parameters ? { parameters: t.parameters } : {}),
+    ...(typeof t.strict === 'boolean' ? { strict: t.strict } : {}),
+  };
+}
+
+/** The switch table's entry for a tool, or a refusal naming it. */
+function admitTool(t: RawTool, at: string, key: KeyRecord): void {
+  const type = t.type === 'shell' && t.environment?.type === 'local' ? 'shell/local' : String(t.type);
+  const entry = RESPONSE_TOOL_SWITCHES[type];
+  if (!entry) throw unsupportedParameter(`${at}.type`, `The tool type '${t.type}' is not offered.`);
+  if (entry.permission && !key.permissions[entry.permission]) {
+    throw modelNotAllowed(`This API key does not have the '${entry.permission}' permission, which the ${t.type} tool needs.`, `${at}.type`);
+  }
+  if (!entry.offered) throw unsupportedParameter(`${at}.type`, `The ${t.type} tool is not offered yet.`);
+}
+
+export function mapTools(tools: readonly RawTool[] | null | undefined, choice: unknown, key: KeyRecord): MappedTools {
+  const functions: FunctionTool[] = [];
+  const kinds = new Map<string, ToolKind>();
+  const add = (f: FunctionTool, kind: ToolKind, at: string) => {
+    if (kinds.has(f.name)) throw invalidRequest(`Two tools are named '${f.name}'.`, at);
+    functions.push(f);
+    kinds.set(f.name, kind);
+  };
+  (tools ?? []).forEach((t, i) => {
+    const at = `tools[${i}]`;
+    admitTool(t, at, key);
+    switch (t.type) {
+      case 'function':
+        add(functionOf(t, t.name), { kind: 'function', name: t.name }, `${at}.name`);
+        break;
+      case 'custom':
+        add(customFunction(t, t.name), { kind: 'custom', name: t.name }, `${at}.name`);
+        break;
+      case 'namespace':
+        (t.tools as RawTool[]).forEach((m, j) => {
+          // The model sees one flat list; the namespace comes back on the call item.
+          const flat = `${t.name}__${m.name}`;
+          const kind: ToolKind = m.type === 'custom' ? { kind: 'custom', name: m.name, namespace: t.name } : { kind: 'function', name: m.name, namespace: t.name };
+          add(m.type === 'custom' ? customFunction(m, flat) : functionOf(m, flat), kind, `${at}.tools[${j}].name`);
+        });
+        break;
+      case 'shell':
+        add(SHELL_FUNCTION, { kind: 'shell' }, at);
+        break;
+      case 'computer':
+      case 'computer_use_preview':
+        add(COMPUTER_FUNCTION, { kind: 'computer', preview: t.type === 'computer_use_preview' }, at);
+        break;
+      case 'apply_patch':
+        add(APPLY_PATCH_FUNCTION, { kind: 'apply_patch' }, at);
+        break;
+      default:
+      // web search: no search backend, so never offered to the model.
+    }
+  });
+  return { functions, kinds, ...mapChoice(choice, kinds) };
+}
+
+function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?: ToolChoice } {
+  if (choice === undefined || choice === null) return {};
+  if (typeof choice === 'string') {
+    if (choice !== 'none' && kinds.size === 0) return {};
+    return { toolChoice: choice as ToolChoice };
+  }
+  const c = choice as { type: string; name?: string };
+  if (c.type === 'function' || c.type === 'custom') {
+    const name = [...kinds].find(([, k]) => (k.kind === 'function' || k.kind === 'custom') && k.name === c.name && !k.namespace)?.[0] ?? [...kinds].find(([, k]) => 'name' in k && k.name === c.name)?.[0];
+    if (!name) throw invalidRequest(`The tool '${c.name}' named in tool_choice is not among the tools.`, 'tool_choice');
+    return { toolChoice: { name } };
+  }
+  const hosted: Record<string, string> = { shell: 'shell', apply_patch: 'apply_patch', computer: 'computer', computer_use: 'computer', computer_use_preview: 'computer' };
+  const name = hosted[c.type];
+  // Any other hosted tool choice is treated as auto (SPEC).
+  return name && kinds.has(name) ? { toolChoice: { name } } : kinds.size ? { toolChoice: 'auto' } : {};
+}
+
+const parse = (json: string): Record<string, any> => {
+  try {
+    const v = JSON.parse(json);
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+};
+
+/** A finished provider tool call as the Responses item its tool's kind produces. */
+export function callItem(kind: ToolKind | undefined, providerName: string, callId: string, args: string, status: 'completed' | 'incomplete' = 'completed'): Item {
+  switch (kind?.kind) {
+    case 'custom': {
+      const input = parse(args).input;
+      return {
+        type: 'custom_tool_call',
+        id: newItemId('custom_tool_call'),
+        call_id: callId,
+        ...(kind.namespace ? { namespace: kind.namespace } : {}),
+        name: kind.name,
+        input: typeof input === 'string' ? input : args,
+        status,
+      };
+    }
+    case 'shell': {
+      const a = parse(args);
+      const commands = Array.isArray(a.commands) ? a.commands.filter((c: unknown) => typeof c === 'string') : [];
+      return {
+        type: 'shell_call',
+        id: newItemId('shell_call'),
+        call_id: callId,
+        action: { commands, timeout_ms: Number.isInteger(a.timeout_ms) ? a.timeout_ms : null, max_output_length: Number.isInteger(a.max_output_length) ? a.max_output_length : null },
+        status,
+      };
+    }
+    case 'computer': {
+      const actions = (Array.isArray(parse(args).actions) ? parse(args).actions : []).filter((x: any) => x && COMPUTER_ACTIONS.includes(x.type));
+      const list = actions.length ? actions : [{ type: 'screenshot' }];
+      return {
+        type: 'computer_call',
+        id: newItemId('computer_call'),
+        call_id: callId,
+        ...(kind.preview ? { action: list[0] } : { actions: list }),
+        pending_safety_checks: [],
+        status,
+      };
+    }
+    case 'apply_patch': {
+      const a = parse(args);
+      const type = ['create_file', 'update_file', 'delete_file'].includes(a.type) ? a.type : 'update_file';
+      const operation = { type, path: typeof a.path === 'string' ? a.path : '', ...(type === 'delete_file' ? {} : { diff: typeof a.diff === 'string' ? a.diff : '' }) };
+      return { type: 'apply_patch_call', id: newItemId('apply_patch_call'), call_id: callId, status: status === 'incomplete' ? 'in_progress' : 'completed', operation };
+    }
+    default: {
+      const name = kind?.kind === 'function' ? kind.name : providerName;
+      const namespace = kind?.kind === 'function' ? kind.namespace : undefined;
+      return { type: 'function_call', id: newItemId('function_call'), call_id: callId, ...(namespace ? { namespace } : {}), name, arguments: args, status };
+    }
+  }
+}
+
+/** The provider-side name and arguments of a client tool call item sent back as input. */
+export function providerCall(item: Record<string, any>): { name: string; arguments: string } | null {
+  const flat = (name: string, ns: unknown) => (typeof ns === 'string' && ns ? `${ns}__${name}` : name);
+  switch (item.type) {
+    case 'function_call':
+      return { name: flat(item.name, item.namespace), arguments: item.arguments };
+    case 'custom_tool_call':
+      return { name: flat(item.name, item.namespace), arguments: JSON.stringify({ input: item.input }) };
+    case 'shell_call':
+      return { name: 'shell', arguments: JSON.stringify(item.action ?? {}) };
+    case 'computer_call':
+      return { name: 'computer', arguments: JSON.stringify({ actions: item.actions ?? (item.action ? [item.action] : []) }) };
+    case 'apply_patch_call':
+      return { name: 'apply_patch', arguments: JSON.stringify(item.operation ?? {}) };
+    default:
+      return null;
+  }
+}
