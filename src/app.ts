@@ -22,7 +22,7 @@ import { BatchEndpoints } from './api/batches/batch-endpoints.ts';
 import { batchJobHandler } from './api/batches/batch-job.ts';
 import { Batches, batchJob } from './api/batches/batches-service.ts';
 import { batchesRoutes } from './api/batches/routes.ts';
-import { emptyToolRegistry } from './api/chat/agent-loop.ts';
+import { emptyToolRegistry } from './agent/agent-loop.ts';
 import { chatBatchEndpoint } from './api/chat/chat-call.ts';
 import { completionBatchEndpoint } from './api/completions/completion-call.ts';
 import { StoredFiles } from './api/files/stored-files.ts';

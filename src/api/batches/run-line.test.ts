@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { toMicro } from '../../accounts/money.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 import { chatBatchEndpoint } from '../chat/chat-call.ts';
-import { emptyToolRegistry } from '../chat/agent-loop.ts';
+import { emptyToolRegistry } from '../../agent/agent-loop.ts';
 import { completionBatchEndpoint } from '../completions/completion-call.ts';
 import { runLine } from './run-line.ts';
 

@@ -15,7 +15,7 @@ import type { Call } from '../../pipeline/call.ts';
 import type { ProviderEvent } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
-import { answersDirectly, runAgent, type ToolRegistry } from './agent-loop.ts';
+import { runAgent, type ToolRegistry } from '../../agent/agent-loop.ts';
 import { collect, completionObject, newCompletionId } from './completion-object.ts';
 import { toProviderRequest, type ChatBody } from './to-provider-request.ts';
 
@@ -60,6 +60,12 @@ export async function startChat(services: Services, stored: CompletionStore, too
     keep: (completion) =>
       body.store ? stored.save({ accountId: key.accountId, completion, requestMessages: body.messages ?? [], metadata: body.metadata ?? null }) : undefined,
   };
+}
+
+/** Should the model answer directly, with every field as sent? */
+export function answersDirectly(body: Record<string, unknown>, key: KeyRecord): boolean {
+  const has = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+  return has(body.tools) || has(body.functions) || has(body.response_format) || body.logprobs === true || !key.permissions.agent_tools;
 }
 
 /** The whole answer as one completion object; null when the caller went away first. */

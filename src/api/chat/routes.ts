@@ -5,7 +5,7 @@ import { createChatCompletion } from '../../contract/endpoints/chat.ts';
 import { fromMicro } from '../../accounts/money.ts';
 import type { Router } from '../../http/router.ts';
 import { streamAnswer } from '../stream-answer.ts';
-import { emptyToolRegistry, type ToolRegistry } from './agent-loop.ts';
+import { emptyToolRegistry, type ToolRegistry } from '../../agent/agent-loop.ts';
 import { chatOnce, startChat, type CompletionStore } from './chat-call.ts';
 import { eventChunk, roleChunk, type ChunkContext } from './chunks.ts';
 import { Collector, completionObject, usageObject } from './completion-object.ts';

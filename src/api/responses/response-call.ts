@@ -15,7 +15,7 @@ import { outputCap } from '../../keys/key-limits.ts';
 import type { Call } from '../../pipeline/call.ts';
 import type { ChatMessage, ChatRequest, ProviderEvent, Usage } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
-import { runAgent, type ToolRegistry } from '../chat/agent-loop.ts';
+import { runAgent, type ToolRegistry } from '../../agent/agent-loop.ts';
 import { resolveFiles } from '../files/resolve-parts.ts';
 import { defined, generationOptions } from '../generation-options.ts';
 import { inputItems, type Item } from './items.ts';

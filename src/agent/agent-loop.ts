@@ -1,9 +1,10 @@
-// The assistant's own tool loop (SPEC "What the service does" item 7): without client
-// tools, response_format or logprobs, the model may call the service's tools (web
+// The assistant's own tool loop (SPEC "What the service does" item 7), one for every
+// surface (chat, Responses, batch lines, background runs): without client tools, a
+// format or logprobs, the model may call the service's tools (web
 // search, pages, images...) before answering. The registry decides which tools a key
 // gets; offline none are enabled yet, so the loop answers in one step.
-import type { KeyRecord } from '../../keys/keys-service.ts';
-import type { ChatMessage, ChatProvider, ChatRequest, FunctionTool, ProviderEvent, Usage } from '../../providers/types.ts';
+import type { KeyRecord } from '../keys/keys-service.ts';
+import type { ChatMessage, ChatProvider, ChatRequest, FunctionTool, ProviderEvent, Usage } from '../providers/types.ts';
 
 export interface AgentTool {
   definition: FunctionTool;
@@ -17,12 +18,6 @@ export interface ToolRegistry {
 
 /** No service tools are enabled yet; hosted tools register here as they arrive. */
 export const emptyToolRegistry: ToolRegistry = { available: () => [] };
-
-/** Should the model answer directly, with every field as sent? */
-export function answersDirectly(body: Record<string, unknown>, key: KeyRecord): boolean {
-  const has = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
-  return has(body.tools) || has(body.functions) || has(body.response_format) || body.logprobs === true || !key.permissions.agent_tools;
-}
 
 const MAX_STEPS = 8;
 
