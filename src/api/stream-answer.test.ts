@@ -3,19 +3,21 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ChatBackend } from '../providers/index.ts';
-import type { ChatProvider, ProviderEvent } from '../providers/types.ts';
+import type { ChatProvider, StreamPart } from '../providers/types.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 
 /** Streams two words, then fails the way a bug would (a plain Error, not a provider error). */
 const breaking: ChatProvider = {
   name: 'breaking',
-  async *chat(): AsyncGenerator<ProviderEvent> {
-    yield { type: 'text', delta: 'Hello' };
-    yield { type: 'text', delta: ' there' };
+  async *chat(): AsyncGenerator<StreamPart> {
+    yield { type: 'text-start', id: 't' };
+    yield { type: 'text-delta', id: 't', delta: 'Hello' };
+    yield { type: 'text-delta', id: 't', delta: ' there' };
     throw new Error('an unexpected failure inside the service');
   },
-  async *complete(): AsyncGenerator<ProviderEvent> {
-    yield { type: 'text', delta: 'Hello' };
+  async *complete(): AsyncGenerator<StreamPart> {
+    yield { type: 'text-start', id: 't' };
+    yield { type: 'text-delta', id: 't', delta: 'Hello' };
     throw new TypeError('another one');
   },
 };
@@ -47,3 +49,19 @@ for (const [path, body] of [
     assert.equal((await server.fetch('/healthz')).status, 200);
   });
 }
+
+test('/v1/responses: an error thrown mid-stream ends with an error event, then response.failed', async () => {
+  const { key } = await server.createKey();
+  const res = await server.fetch('/v1/responses', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'agent', input: 'hi', stream: true }) });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  const events = text.split('\n\n').filter((e) => e.includes('data: ')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)) as { type: string; code?: string; message?: string; response?: { status: string; error: { code: string } } });
+  const [error, failed] = events.slice(-2);
+  assert.equal(error?.type, 'error');
+  assert.equal(error?.code, 'server_error');
+  assert.ok(!error?.message?.includes('unexpected failure'), 'nothing internal is revealed');
+  assert.equal(failed?.type, 'response.failed');
+  assert.equal(failed?.response?.status, 'failed');
+  assert.equal(failed?.response?.error.code, 'server_error');
+  assert.equal((await server.fetch('/healthz')).status, 200);
+});

@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify';
 import type { Run } from '../credits/run.ts';
 import { ApiError, serverError, upstreamError } from '../errors.ts';
 import { openEventStream } from '../http/sse.ts';
-import { ProviderError, type ProviderEvent, type Usage } from '../providers/types.ts';
+import { ProviderError, type StreamPart, type Usage } from '../providers/types.ts';
 
 /** A provider failure as the client sees it; null when the client itself went away. */
 export function providerFailure(err: unknown, signal: AbortSignal): ApiError | null {
@@ -33,12 +33,12 @@ function streamFailure(err: unknown, signal: AbortSignal, reply: FastifyReply): 
 export interface StreamAnswer {
   reply: FastifyReply;
   meter: Run;
-  events: AsyncIterable<ProviderEvent>;
+  events: AsyncIterable<StreamPart>;
   signal: AbortSignal;
   /** Chunks written before the first event (e.g. the role chunk). */
   head?: unknown[];
   /** The chunk for an event (or several, as a list), or null. */
-  chunk(e: ProviderEvent): unknown | unknown[] | null;
+  chunk(e: StreamPart): unknown | unknown[] | null;
   /** Chunks written after settlement, before the terminator. */
   tail(credits: number, usage: Usage): unknown[] | Promise<unknown[]>;
   /** Runs when a stream is complete, before the terminator (e.g. storing the completion). */
@@ -53,7 +53,7 @@ export interface StreamAnswer {
 
 export async function streamAnswer(a: StreamAnswer): Promise<FastifyReply> {
   const it = a.events[Symbol.asyncIterator]();
-  let first: IteratorResult<ProviderEvent>;
+  let first: IteratorResult<StreamPart>;
   try {
     first = await it.next();
   } catch (err) {

@@ -9,7 +9,7 @@ import type { ChatModel } from '../contract/models.ts';
 import { insufficientQuota } from '../errors.ts';
 import { callSignal, type Call } from '../pipeline/call.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
-import type { ProviderEvent, Usage } from '../providers/types.ts';
+import type { StreamPart, Usage } from '../providers/types.ts';
 import type { Services } from '../services.ts';
 import { countTokensAsync } from '../text/tokenizer.ts';
 import type { Reservation } from './ledger.ts';
@@ -104,38 +104,49 @@ export class Run {
     this.state.creditsReserved = this.reservation.amount;
   }
 
-  observe(event: ProviderEvent): void {
-    this.started = true;
-    switch (event.type) {
-      case 'usage':
-        this.usage = event.usage;
+  observe(part: StreamPart): void {
+    switch (part.type) {
+      case 'finish':
+        if (part.usage) this.usage = part.usage;
+        if (part.costUsd !== undefined) this.providerCostUsd = part.costUsd;
         break;
-      case 'cost':
-        this.providerCostUsd = event.usd;
+      case 'text-delta':
+      case 'reasoning-delta':
+      case 'tool-input-delta':
+        this.emitted += part.delta;
         break;
-      case 'text':
-      case 'reasoning':
-        this.emitted += event.delta;
-        break;
-      case 'tool_call':
-        this.emitted += (event.name ?? '') + event.argumentsDelta;
+      case 'tool-input-start':
+        this.emitted += part.toolName;
         break;
     }
+    this.started = true;
   }
 
   /**
-   * Wraps a provider stream so every event is observed. A plain iterator rather than an
-   * async generator: one promise per event instead of a generator's machinery, on a path
-   * every token of every answer takes.
+   * Wraps a provider stream so every part is observed. The provider's `error` part is
+   * thrown here, the one place, so every consumer handles a failure as before (the
+   * stream driver answers it as a JSON error or the surface's error event). A plain
+   * iterator rather than an async generator: one promise per part instead of a
+   * generator's machinery, on a path every token of every answer takes.
    */
-  meter(events: AsyncIterable<ProviderEvent>): AsyncIterable<ProviderEvent> {
+  meter(events: AsyncIterable<StreamPart>): AsyncIterable<StreamPart> {
     const source = events[Symbol.asyncIterator]();
-    const seen = (r: IteratorResult<ProviderEvent>) => {
-      if (!r.done) this.observe(r.value);
+    const seen = (r: IteratorResult<StreamPart>): IteratorResult<StreamPart> | Promise<never> => {
+      if (r.done) return r;
+      if (r.value.type === 'error') {
+        // The provider is told the stream is over (it releases its call), then the failure
+        // goes to the consumer. Nothing is observed: a failure as the first part ran nothing.
+        const { error } = r.value;
+        return Promise.resolve(source.return?.()).then(
+          () => Promise.reject(error),
+          () => Promise.reject(error),
+        );
+      }
+      this.observe(r.value);
       return r;
     };
     const done = (value?: unknown) => Promise.resolve({ done: true as const, value: value as undefined });
-    const iterator: AsyncIterableIterator<ProviderEvent> = {
+    const iterator: AsyncIterableIterator<StreamPart> = {
       next: () => source.next().then(seen),
       // Stopping early (client gone, error) must reach the provider so it closes its call.
       return: (value?: unknown) => (source.return ? source.return(value) : done(value)),

@@ -62,7 +62,7 @@ describe('a call without HTTP', () => {
     const run = await Run.open(services, call, { key: call.key!, model: 'agent', input: estimateInputTokens(call.body.messages, 0), maxOutputTokens: 50 });
     let text = '';
     for await (const e of run.meter(services.chat.provider.chat({ model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], maxTokens: 50 }, run.signal))) {
-      if (e.type === 'text') text += e.delta;
+      if (e.type === 'text-delta') text += e.delta;
     }
     const { credits } = await run.close();
     assert.match(text, /42/);

@@ -1,5 +1,5 @@
 // The one model-facing interface. Handlers build a ChatRequest, a provider yields
-// normalized events; only the HTTP layer turns events into a wire format.
+// stream parts; each surface's encoder turns them into its wire format.
 import type { ChatModel } from '../contract/models.ts';
 
 // --- Request -------------------------------------------------------------
@@ -103,25 +103,43 @@ export interface Usage {
   cachedInputTokens?: number;
 }
 
-export type ProviderEvent =
-  | { type: 'text'; delta: string; logprobs?: TokenLogprob[] }
-  | { type: 'reasoning'; delta: string }
+/**
+ * What a provider streams: tagged parts with ids, as the Vercel AI SDK's stream parts
+ * are. Text, reasoning and each tool call's input open with `*-start`, carry deltas and
+ * close with `*-end` (parts of one id are contiguous for text and reasoning; tool calls
+ * may interleave by id). A service-run tool's input says `providerExecuted` and is
+ * followed by its `tool-result`. Every stream ends with exactly one `finish` (reason,
+ * usage, the provider's own cost when it reports one) or one `error`: providers report
+ * failures as parts, never by throwing.
+ */
+export type StreamPart =
+  | { type: 'text-start'; id: string }
+  | { type: 'text-delta'; id: string; delta: string; logprobs?: TokenLogprob[] }
+  | { type: 'text-end'; id: string }
+  | { type: 'reasoning-start'; id: string }
+  | { type: 'reasoning-delta'; id: string; delta: string }
+  | { type: 'reasoning-end'; id: string }
+  /** `id` is the call id the tool's result answers. */
+  | { type: 'tool-input-start'; id: string; toolName: string; providerExecuted?: boolean }
+  | { type: 'tool-input-delta'; id: string; delta: string }
+  | { type: 'tool-input-end'; id: string }
+  /** The result of a tool the service ran (providerExecuted), as the model read it. */
+  | { type: 'tool-result'; toolCallId: string; toolName: string; result: string }
+  | { type: 'source'; id: string; url: string; title?: string }
+  | { type: 'warning'; message: string }
   /**
-   * A tool-call fragment. The first fragment of a call carries `id` and `name`;
-   * later ones only `argumentsDelta`. `index` says which call it belongs to.
+   * `usage` as the provider reported it (absent when it gave none: the run then charges
+   * its own count); `costUsd`: the provider's own reported cost (OpenRouter's usage.cost).
    */
-  | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
-  | { type: 'usage'; usage: Usage }
-  /** The provider's own reported cost in USD (e.g. OpenRouter's usage.cost). */
-  | { type: 'cost'; usd: number }
-  | { type: 'finish'; reason: FinishReason };
+  | { type: 'finish'; reason: FinishReason; usage?: Usage; costUsd?: number }
+  | { type: 'error'; error: ProviderError };
 
 export interface ChatProvider {
   readonly name: string;
   /** Streams the answer. Must stop promptly, and stop any upstream call, when `signal` aborts. */
-  chat(request: ChatRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  chat(request: ChatRequest, signal: AbortSignal): AsyncIterable<StreamPart>;
   /** Text completion (legacy endpoint). */
-  complete(request: CompletionRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  complete(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamPart>;
   /** Releases what the provider holds (an upstream connection pool); called at shutdown. */
   close?(): Promise<void>;
 }

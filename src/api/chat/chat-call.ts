@@ -12,7 +12,7 @@ import { estimateInputTokens, Run } from '../../credits/run.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
 import type { Call } from '../../pipeline/call.ts';
-import type { ProviderEvent } from '../../providers/types.ts';
+import type { StreamPart } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
 import { runAgent, type ToolRegistry } from '../../agent/agent-loop.ts';
@@ -26,7 +26,7 @@ export interface CompletionStore {
 
 export interface StartedChat {
   readonly run: Run;
-  readonly events: AsyncIterable<ProviderEvent>;
+  readonly events: AsyncIterable<StreamPart>;
   readonly id: string;
   readonly created: number;
   readonly model: ChatModel;
@@ -44,7 +44,7 @@ export async function startChat(services: Services, stored: CompletionStore, too
   const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);
   const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents], mapped.attachments);
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
-  const source: AsyncIterable<ProviderEvent> = answersDirectly(body, key)
+  const source: AsyncIterable<StreamPart> = answersDirectly(body, key)
     ? services.chat.provider.chat(mapped.request, run.signal)
     : runAgent(services.chat.provider, mapped.request, tools.available(key), run.signal, {
         // Each further step holds credits for its own input and output cap first.

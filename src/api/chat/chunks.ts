@@ -1,7 +1,7 @@
-// Provider events → chat.completion.chunk objects in SPEC's order: a role chunk,
+// Stream parts → chat.completion.chunk objects in SPEC's order: a role chunk,
 // content / reasoning_content / tool_calls fragments, a finish chunk; the usage chunk
 // (with usage.svc) and [DONE] are written by the caller once credits are settled.
-import type { ProviderEvent } from '../../providers/types.ts';
+import type { StreamPart } from '../../providers/types.ts';
 
 export interface ChunkContext {
   id: string;
@@ -12,6 +12,8 @@ export interface ChunkContext {
   includeUsage: boolean;
   /** The JSON around the choice, the same in every chunk of the stream: serialized once. */
   frame?: { head: string; tail: string };
+  /** Each client tool call's index in the message, by call id (in the order they opened). */
+  calls?: Map<string, number>;
 }
 
 function frameOf(ctx: ChunkContext): { head: string; tail: string } {
@@ -36,24 +38,26 @@ export function roleChunk(ctx: ChunkContext) {
   return chunk(ctx, { role: 'assistant', content: '', refusal: null });
 }
 
-/** The chunk for one event, or null for events that have no chunk (usage, cost). */
-export function eventChunk(ctx: ChunkContext, e: ProviderEvent) {
+/** The chunk for one part, or null for parts that have no chunk (starts, ends, results). */
+export function eventChunk(ctx: ChunkContext, e: StreamPart) {
   switch (e.type) {
-    case 'text':
+    case 'text-delta':
       return chunk(ctx, { content: e.delta }, null, e.logprobs ? { content: e.logprobs, refusal: null } : null);
-    case 'reasoning':
+    case 'reasoning-delta':
       return chunk(ctx, { reasoning_content: e.delta });
-    case 'tool_call': {
-      if (ctx.legacyFunctions) {
-        if (e.index > 0) return null; // the legacy form carries one call
-        return chunk(ctx, { function_call: { ...(e.name ? { name: e.name } : {}), arguments: e.argumentsDelta } });
-      }
-      const first = e.id !== undefined || e.name !== undefined;
-      return chunk(ctx, {
-        tool_calls: [
-          { index: e.index, ...(e.id ? { id: e.id } : {}), ...(first ? { type: 'function' } : {}), function: { ...(e.name ? { name: e.name } : {}), arguments: e.argumentsDelta } },
-        ],
-      });
+    case 'tool-input-start': {
+      if (e.providerExecuted) return null; // the service's own tool: not the client's call
+      const calls = (ctx.calls ??= new Map());
+      const index = calls.size;
+      calls.set(e.id, index);
+      if (ctx.legacyFunctions) return index > 0 ? null : chunk(ctx, { function_call: { name: e.toolName, arguments: '' } }); // the legacy form carries one call
+      return chunk(ctx, { tool_calls: [{ index, id: e.id, type: 'function', function: { name: e.toolName, arguments: '' } }] });
+    }
+    case 'tool-input-delta': {
+      const index = ctx.calls?.get(e.id);
+      if (index === undefined) return null;
+      if (ctx.legacyFunctions) return index > 0 ? null : chunk(ctx, { function_call: { arguments: e.delta } });
+      return chunk(ctx, { tool_calls: [{ index, function: { arguments: e.delta } }] });
     }
     case 'finish': {
       const reason = ctx.legacyFunctions && e.reason === 'tool_calls' ? 'function_call' : e.reason;

@@ -1,7 +1,7 @@
-// Provider events → the non-streaming chat.completion object (reference shape, plus
+// Stream parts → the non-streaming chat.completion object (reference shape, plus
 // `svc`: the credits the response used).
 import { newId } from '../../ids.ts';
-import type { FinishReason, ProviderEvent, TokenLogprob, Usage } from '../../providers/types.ts';
+import type { FinishReason, StreamPart, TokenLogprob, Usage } from '../../providers/types.ts';
 
 export interface Collected {
   content: string;
@@ -14,26 +14,34 @@ export interface Collected {
 /** Accumulates a provider stream into the pieces of one assistant message. */
 export class Collector {
   private readonly out: Collected;
+  /** Tool calls by id, in the order they opened (their index in the message). */
+  private readonly calls = new Map<string, { id: string; name: string; arguments: string }>();
 
   constructor(wantLogprobs: boolean) {
     this.out = { content: '', reasoning: '', toolCalls: [], logprobs: wantLogprobs ? [] : null, finishReason: 'stop' };
   }
 
-  add(e: ProviderEvent): void {
+  add(e: StreamPart): void {
     const out = this.out;
     switch (e.type) {
-      case 'text':
+      case 'text-delta':
         out.content += e.delta;
         if (out.logprobs && e.logprobs) out.logprobs.push(...e.logprobs);
         break;
-      case 'reasoning':
+      case 'reasoning-delta':
         out.reasoning += e.delta;
         break;
-      case 'tool_call': {
-        const call = (out.toolCalls[e.index] ??= { id: '', name: '', arguments: '' });
-        if (e.id) call.id = e.id;
-        if (e.name) call.name += e.name;
-        call.arguments += e.argumentsDelta;
+      case 'tool-input-start': {
+        // A tool the service ran is not the client's to answer.
+        if (e.providerExecuted) break;
+        const call = { id: e.id, name: e.toolName, arguments: '' };
+        this.calls.set(e.id, call);
+        out.toolCalls.push(call);
+        break;
+      }
+      case 'tool-input-delta': {
+        const call = this.calls.get(e.id);
+        if (call) call.arguments += e.delta;
         break;
       }
       case 'finish':
@@ -43,11 +51,11 @@ export class Collector {
   }
 
   result(): Collected {
-    return { ...this.out, toolCalls: this.out.toolCalls.filter(Boolean) };
+    return { ...this.out, toolCalls: [...this.out.toolCalls] };
   }
 }
 
-export async function collect(events: AsyncIterable<ProviderEvent>, wantLogprobs: boolean): Promise<Collected> {
+export async function collect(events: AsyncIterable<StreamPart>, wantLogprobs: boolean): Promise<Collected> {
   const collector = new Collector(wantLogprobs);
   for await (const e of events) collector.add(e);
   return collector.result();

@@ -11,7 +11,7 @@ import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
 import type { Call } from '../../pipeline/call.ts';
-import type { CompletionRequest, FinishReason, ProviderEvent } from '../../providers/types.ts';
+import type { CompletionRequest, FinishReason, StreamPart } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { usageObject } from '../chat/completion-object.ts';
 import { generationOptions } from '../generation-options.ts';
@@ -21,7 +21,7 @@ export type CompletionBody = BodyOf<typeof createCompletion>;
 
 export interface StartedCompletion {
   readonly run: Run;
-  readonly events: AsyncIterable<ProviderEvent>;
+  readonly events: AsyncIterable<StreamPart>;
   /** The fields every object and chunk of this completion carries. */
   readonly base: { id: string; object: 'text_completion'; created: number; model: ChatModel; system_fingerprint: string };
 }
@@ -47,7 +47,7 @@ export async function completionOnce(c: StartedCompletion): Promise<Record<strin
     let text = '';
     let finish: FinishReason = 'stop';
     for await (const e of c.events) {
-      if (e.type === 'text') text += e.delta;
+      if (e.type === 'text-delta') text += e.delta;
       else if (e.type === 'finish') finish = e.reason;
     }
     return { text, finish };

@@ -23,7 +23,7 @@ export function completionsRoutes(router: Router): void {
       signal: completion.run.signal,
       events: completion.events,
       chunk: (e) =>
-        e.type === 'text'
+        e.type === 'text-delta'
           ? { ...base, choices: [completionChoice(e.delta, null)], ...nullUsage }
           : e.type === 'finish'
             ? { ...base, choices: [completionChoice('', e.reason)], ...nullUsage }

@@ -1,10 +1,10 @@
-// Provider events → a response's output items and its streaming events, in one place so
+// Stream parts → a response's output items and its streaming events, in one place so
 // the streamed events, the stored response and the non-streamed one cannot differ. Items
 // are strictly sequential, as the reference streams them: each opens with
 // `response.output_item.added`, carries its deltas, and closes with its `.done` events
 // and `response.output_item.done` before the next item opens. Sequence numbers are given
 // by the writer (response-stream.ts), not here.
-import type { FinishReason, ProviderEvent, TokenLogprob, Usage } from '../../providers/types.ts';
+import type { FinishReason, StreamPart, TokenLogprob, Usage } from '../../providers/types.ts';
 import { newCallId, newItemId, type Item } from './items.ts';
 import { callItem, type ToolKind } from './tool-mapping.ts';
 
@@ -22,7 +22,6 @@ interface OpenReasoning {
   text: string;
 }
 interface OpenCall {
-  providerIndex: number;
   /** Set when streamed as a function call (added at its first fragment). */
   item?: Item;
   index?: number;
@@ -40,54 +39,75 @@ export class OutputBuilder {
   finishReason: FinishReason = 'stop';
   private text: OpenText | null = null;
   private reasoning: OpenReasoning | null = null;
-  private call: OpenCall | null = null;
+  /** Client tool calls whose input is still streaming, by call id. */
+  private readonly calls = new Map<string, OpenCall>();
 
   constructor(
     private readonly kinds: ReadonlyMap<string, ToolKind>,
     private readonly withLogprobs = false,
   ) {}
 
-  /** The events one provider event produces (none for usage and cost). */
-  add(e: ProviderEvent): StreamEvent[] {
+  /** The events one stream part produces (none for starts of nothing yet, results, warnings). */
+  add(e: StreamPart): StreamEvent[] {
     const out: StreamEvent[] = [];
     switch (e.type) {
-      case 'text':
-        if (e.delta === '' && !e.logprobs) break;
-        if (!this.text) {
-          this.closeAll(out);
-          this.openText(out);
-        }
-        this.text!.text += e.delta;
-        {
-          const lp = this.withLogprobs && e.logprobs ? logprobsOf(e.logprobs) : [];
-          this.text!.logprobs.push(...lp);
-          out.push({ type: 'response.output_text.delta', item_id: this.text!.item.id, output_index: this.text!.index, content_index: 0, delta: e.delta, logprobs: lp });
-        }
-        break;
-      case 'reasoning':
+      case 'reasoning-start':
+      case 'reasoning-delta':
         if (!this.reasoning) {
           this.closeAll(out);
           this.openReasoning(out);
         }
-        this.reasoning!.text += e.delta;
-        out.push({ type: 'response.reasoning_summary_text.delta', item_id: this.reasoning!.item.id, output_index: this.reasoning!.index, summary_index: 0, delta: e.delta });
-        break;
-      case 'tool_call':
-        if (this.call?.providerIndex !== e.index) {
-          this.closeAll(out);
-          this.call = { providerIndex: e.index, providerName: e.name ?? '', callId: e.id || newCallId(), args: '' };
-          if (this.kinds.get(this.call.providerName)?.kind === 'function' || !this.kinds.has(this.call.providerName)) this.openFunctionCall(out);
-        } else if (e.name) this.call.providerName += e.name;
-        this.call.args += e.argumentsDelta;
-        if (this.call.item && e.argumentsDelta) {
-          out.push({ type: 'response.function_call_arguments.delta', item_id: this.call.item.id, output_index: this.call.index, delta: e.argumentsDelta });
+        if (e.type === 'reasoning-delta') {
+          this.reasoning!.text += e.delta;
+          out.push({ type: 'response.reasoning_summary_text.delta', item_id: this.reasoning!.item.id, output_index: this.reasoning!.index, summary_index: 0, delta: e.delta });
         }
         break;
-      case 'usage':
-        this.usage = e.usage;
+      case 'reasoning-end':
+        this.closeReasoning(out);
         break;
+      case 'text-start':
+      case 'text-delta': {
+        if (!this.text) {
+          this.closeAll(out);
+          this.openText(out);
+        }
+        if (e.type === 'text-start' || (e.delta === '' && !e.logprobs)) break;
+        const text = this.text!;
+        text.text += e.delta;
+        const lp = this.withLogprobs && e.logprobs ? logprobsOf(e.logprobs) : [];
+        text.logprobs.push(...lp);
+        out.push({ type: 'response.output_text.delta', item_id: text.item.id, output_index: text.index, content_index: 0, delta: e.delta, logprobs: lp });
+        break;
+      }
+      case 'text-end':
+        this.closeText(out);
+        break;
+      case 'tool-input-start': {
+        // The service's own tools become their hosted items when those tools exist.
+        if (e.providerExecuted) break;
+        this.closeReasoning(out);
+        this.closeText(out);
+        const call: OpenCall = { providerName: e.toolName, callId: e.id || newCallId(), args: '' };
+        this.calls.set(e.id, call);
+        const kind = this.kinds.get(call.providerName);
+        if (!kind || kind.kind === 'function') this.openFunctionCall(call, out);
+        break;
+      }
+      case 'tool-input-delta': {
+        const call = this.calls.get(e.id);
+        if (!call) break;
+        call.args += e.delta;
+        if (call.item && e.delta) out.push({ type: 'response.function_call_arguments.delta', item_id: call.item.id, output_index: call.index, delta: e.delta });
+        break;
+      }
+      case 'tool-input-end': {
+        const call = this.calls.get(e.id);
+        if (call) this.closeCall(e.id, call, out);
+        break;
+      }
       case 'finish':
         this.finishReason = e.reason;
+        if (e.usage) this.usage = e.usage;
         this.closeAll(out);
         break;
       default:
@@ -134,10 +154,8 @@ export class OutputBuilder {
     out.push({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
   }
 
-  private openFunctionCall(out: StreamEvent[]): void {
-    const c = this.call!;
-    const kind = this.kinds.get(c.providerName);
-    const item = callItem(kind, c.providerName, c.callId, '', 'completed');
+  private openFunctionCall(c: OpenCall, out: StreamEvent[]): void {
+    const item = callItem(this.kinds.get(c.providerName), c.providerName, c.callId, '', 'completed');
     item.status = 'in_progress';
     c.item = item;
     c.index = this.push(item);
@@ -145,46 +163,53 @@ export class OutputBuilder {
   }
 
   private closeAll(out: StreamEvent[]): void {
+    this.closeReasoning(out);
+    this.closeText(out);
+    for (const [id, call] of this.calls) this.closeCall(id, call, out);
+  }
+
+  private closeReasoning(out: StreamEvent[]): void {
+    if (!this.reasoning) return;
+    const { item, index, text } = this.reasoning;
+    this.reasoning = null;
+    const part = { type: 'summary_text', text };
+    item.summary = [part];
+    out.push({ type: 'response.reasoning_summary_text.done', item_id: item.id, output_index: index, summary_index: 0, text });
+    out.push({ type: 'response.reasoning_summary_part.done', item_id: item.id, output_index: index, summary_index: 0, part });
+    out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
+  }
+
+  private closeText(out: StreamEvent[]): void {
+    if (!this.text) return;
+    const { item, index, text, logprobs } = this.text;
+    this.text = null;
+    const part = { type: 'output_text', annotations: [], logprobs, text };
+    item.content = [part];
+    item.status = this.itemStatus;
+    out.push({ type: 'response.output_text.done', item_id: item.id, output_index: index, content_index: 0, text, logprobs });
+    out.push({ type: 'response.content_part.done', item_id: item.id, output_index: index, content_index: 0, part });
+    out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
+  }
+
+  private closeCall(id: string, c: OpenCall, out: StreamEvent[]): void {
+    this.calls.delete(id);
     const status = this.itemStatus;
-    if (this.reasoning) {
-      const { item, index, text } = this.reasoning;
-      this.reasoning = null;
-      const part = { type: 'summary_text', text };
-      item.summary = [part];
-      out.push({ type: 'response.reasoning_summary_text.done', item_id: item.id, output_index: index, summary_index: 0, text });
-      out.push({ type: 'response.reasoning_summary_part.done', item_id: item.id, output_index: index, summary_index: 0, part });
-      out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
+    if (c.item) {
+      c.item.arguments = c.args;
+      c.item.status = status;
+      out.push({ type: 'response.function_call_arguments.done', item_id: c.item.id, output_index: c.index, name: c.item.name, arguments: c.args });
+      out.push({ type: 'response.output_item.done', output_index: c.index, item: { ...c.item } });
+      return;
     }
-    if (this.text) {
-      const { item, index, text, logprobs } = this.text;
-      this.text = null;
-      const part = { type: 'output_text', annotations: [], logprobs, text };
-      item.content = [part];
-      item.status = status;
-      out.push({ type: 'response.output_text.done', item_id: item.id, output_index: index, content_index: 0, text, logprobs });
-      out.push({ type: 'response.content_part.done', item_id: item.id, output_index: index, content_index: 0, part });
-      out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
-    }
-    if (this.call) {
-      const c = this.call;
-      this.call = null;
-      if (c.item) {
-        c.item.arguments = c.args;
-        c.item.status = status;
-        out.push({ type: 'response.function_call_arguments.done', item_id: c.item.id, output_index: c.index, name: c.item.name, arguments: c.args });
-        out.push({ type: 'response.output_item.done', output_index: c.index, item: { ...c.item } });
-        return;
-      }
-      // Client tools other than functions: the whole item at once, its arguments decoded.
-      const item = callItem(this.kinds.get(c.providerName), c.providerName, c.callId, c.args, status);
-      const index = this.push(item);
-      if (item.type === 'custom_tool_call') {
-        out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, input: '', status: 'in_progress' } });
-        out.push({ type: 'response.custom_tool_call_input.delta', item_id: item.id, output_index: index, delta: item.input });
-        out.push({ type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: index, input: item.input });
-      } else out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } });
-      out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
-    }
+    // Client tools other than functions: the whole item at once, its arguments decoded.
+    const item = callItem(this.kinds.get(c.providerName), c.providerName, c.callId, c.args, status);
+    const index = this.push(item);
+    if (item.type === 'custom_tool_call') {
+      out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, input: '', status: 'in_progress' } });
+      out.push({ type: 'response.custom_tool_call_input.delta', item_id: item.id, output_index: index, delta: item.input });
+      out.push({ type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: index, input: item.input });
+    } else out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } });
+    out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
   }
 }
 

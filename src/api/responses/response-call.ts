@@ -13,7 +13,7 @@ import { invalidRequest, notFound } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
 import type { Call } from '../../pipeline/call.ts';
-import type { ChatMessage, ChatRequest, ProviderEvent, Usage } from '../../providers/types.ts';
+import type { ChatMessage, ChatRequest, StreamPart, Usage } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { runAgent, type ToolRegistry } from '../../agent/agent-loop.ts';
 import { resolveFiles } from '../files/resolve-parts.ts';
@@ -47,7 +47,7 @@ export interface ResponsesDeps {
 
 export interface StartedResponse {
   readonly run: Run;
-  readonly events: AsyncIterable<ProviderEvent>;
+  readonly events: AsyncIterable<StreamPart>;
   readonly id: string;
   /** The response object before it ran: status in_progress, no output. */
   readonly initial: Record<string, any>;
@@ -57,6 +57,12 @@ export interface StartedResponse {
   /** Builds the final object from what ran, keeps it and appends to the conversation. */
   finish(builder: OutputBuilder, credits: number, usage: Usage): Promise<Record<string, any>>;
 }
+
+/**
+ * Said to the model when the caller offers web search: there is no search backend, so
+ * the tool is never called and the model must not pretend it looked anything up.
+ */
+const NO_WEB_SEARCH = 'Web search is not available: you cannot browse the web or look anything up online. If asked to, say so plainly.';
 
 export function newResponseId(): string {
   return newId('resp_');
@@ -165,6 +171,7 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   };
   const messages: ChatMessage[] = [
     ...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []),
+    ...(mapped.webSearch ? [{ role: 'system' as const, content: NO_WEB_SEARCH }] : []),
     ...toMessages(earlier.items, ctx, 'previous items', counter),
     ...toMessages(input, ctx, 'input', counter),
   ];

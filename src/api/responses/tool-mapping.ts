@@ -23,6 +23,8 @@ export interface MappedTools {
   /** By the name the provider sees. */
   kinds: Map<string, ToolKind>;
   toolChoice?: ToolChoice;
+  /** The caller offered web search (never called: there is no search backend). */
+  webSearch: boolean;
 }
 
 const SHELL_FUNCTION: FunctionTool = {
@@ -116,6 +118,7 @@ function admitTool(t: RawTool, at: string, key: KeyRecord): void {
 export function mapTools(tools: readonly RawTool[] | null | undefined, choice: unknown, key: KeyRecord): MappedTools {
   const functions: FunctionTool[] = [];
   const kinds = new Map<string, ToolKind>();
+  let webSearch = false;
   const add = (f: FunctionTool, kind: ToolKind, at: string) => {
     if (kinds.has(f.name)) throw invalidRequest(`Two tools are named '${f.name}'.`, at);
     functions.push(f);
@@ -150,10 +153,11 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
         add(APPLY_PATCH_FUNCTION, { kind: 'apply_patch' }, at);
         break;
       default:
-      // web search: no search backend, so never offered to the model.
+        // web search: no search backend, so never offered to the model.
+        webSearch = true;
     }
   });
-  return { functions, kinds, ...mapChoice(choice, kinds) };
+  return { functions, kinds, webSearch, ...mapChoice(choice, kinds) };
 }
 
 function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?: ToolChoice } {

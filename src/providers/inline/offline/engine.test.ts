@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import type { ChatRequest, CompletionRequest, FunctionTool, ProviderEvent } from '../../types.ts';
+import type { ChatRequest, CompletionRequest, FunctionTool, StreamPart } from '../../types.ts';
 import { createOfflineEngine } from './index.ts';
 import { toPieces, countChatTokens } from './tokens.ts';
 
@@ -11,30 +11,37 @@ const engine = createOfflineEngine();
 const ajv = new Ajv2020({ strict: true, strictTypes: false, allowUnionTypes: true });
 ajvFormats.default(ajv); // CommonJS default under NodeNext
 
-type Ev<T extends ProviderEvent['type']> = Extract<ProviderEvent, { type: T }>;
+type Ev<T extends StreamPart['type']> = Extract<StreamPart, { type: T }>;
 
-async function collect(events: AsyncIterable<ProviderEvent>): Promise<ProviderEvent[]> {
-  const out: ProviderEvent[] = [];
+async function collect(events: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
+  const out: StreamPart[] = [];
   for await (const ev of events) out.push(ev);
   return out;
 }
-const chat = (req: Partial<ChatRequest> & { messages: ChatRequest['messages'] }): Promise<ProviderEvent[]> =>
+const chat = (req: Partial<ChatRequest> & { messages: ChatRequest['messages'] }): Promise<StreamPart[]> =>
   collect(engine.chat({ model: 'agent', ...req }, new AbortController().signal));
-const complete = (req: Partial<CompletionRequest> & { prompt: string }): Promise<ProviderEvent[]> =>
+const complete = (req: Partial<CompletionRequest> & { prompt: string }): Promise<StreamPart[]> =>
   collect(engine.complete({ model: 'agent', ...req }, new AbortController().signal));
 const user = (content: string): ChatRequest['messages'] => [{ role: 'user', content }];
 
-const of = <T extends ProviderEvent['type']>(events: ProviderEvent[], type: T): Ev<T>[] =>
+const of = <T extends StreamPart['type']>(events: StreamPart[], type: T): Ev<T>[] =>
   events.filter((e): e is Ev<T> => e.type === type);
-const textOf = (events: ProviderEvent[]): string => of(events, 'text').map((e) => e.delta).join('');
-const usageOf = (events: ProviderEvent[]) => of(events, 'usage')[0]!.usage;
-const finishOf = (events: ProviderEvent[]) => of(events, 'finish')[0]!.reason;
+const textOf = (events: StreamPart[]): string => of(events, 'text-delta').map((e) => e.delta).join('');
+const usageOf = (events: StreamPart[]) => of(events, 'finish')[0]!.usage!;
+const finishOf = (events: StreamPart[]) => of(events, 'finish')[0]!.reason;
 
-function assertEndsWithUsageThenFinish(events: ProviderEvent[]): void {
-  assert.equal(events.at(-2)?.type, 'usage');
-  assert.equal(events.at(-1)?.type, 'finish');
-  assert.equal(of(events, 'usage').length, 1);
+function assertEndsWithUsageThenFinish(events: StreamPart[]): void {
+  const last = events.at(-1);
+  assert.equal(last?.type, 'finish');
+  assert.ok(last?.type === 'finish' && last.usage, 'the finish carries usage');
   assert.equal(of(events, 'finish').length, 1);
+  // Text opens before its deltas and closes after them.
+  const text = events.flatMap((e, i) => (e.type.startsWith('text-') ? [[e.type, i] as const] : []));
+  if (text.length) {
+    assert.equal(text[0]![0], 'text-start');
+    assert.equal(text.at(-1)![0], 'text-end');
+    assert.equal(of(events, 'text-start').length, 1);
+  }
 }
 
 const LONG = Array.from({ length: 40 }, (_, i) => `Sentence number ${i + 1} talks about trains, rivers and small towns.`).join(' ');
@@ -48,8 +55,8 @@ test('streams one token per text event and reports real o200k usage', async () =
   assert.match(text, /\b84\b/);
   assertEndsWithUsageThenFinish(events);
   assert.equal(finishOf(events), 'stop');
-  assert.deepEqual(of(events, 'text').map((e) => e.delta), toPieces(text).map((p) => p.text));
-  assert.ok(of(events, 'text').length > 3);
+  assert.deepEqual(of(events, 'text-delta').map((e) => e.delta), toPieces(text).map((p) => p.text));
+  assert.ok(of(events, 'text-delta').length > 3);
   const usage = usageOf(events);
   assert.equal(usage.outputTokens, encode(text).length);
   assert.equal(usage.inputTokens, encode('What is 12 * 7?').length + 3 + 3);
@@ -60,18 +67,18 @@ test('streams one token per text event and reports real o200k usage', async () =
 test('multi-byte characters are never split into broken strings', async () => {
   const events = await chat({ messages: user('Say exactly: 🎉 日本語 👩‍👩‍👧 ok') });
   assert.equal(textOf(events), '🎉 日本語 👩‍👩‍👧 ok');
-  for (const e of of(events, 'text')) assert.ok(!e.delta.includes('\uFFFD'), JSON.stringify(e.delta));
+  for (const e of of(events, 'text-delta')) assert.ok(!e.delta.includes('\uFFFD'), JSON.stringify(e.delta));
   assert.equal(usageOf(events).outputTokens, encode('🎉 日本語 👩‍👩‍👧 ok').length);
 });
 
 test('stops when the consumer aborts between tokens', async () => {
   const controller = new AbortController();
-  const seen: ProviderEvent[] = [];
+  const seen: StreamPart[] = [];
   for await (const ev of engine.chat({ model: 'agent', messages: user(LONG), verbosity: 'high' }, controller.signal)) {
     seen.push(ev);
-    if (ev.type === 'text') controller.abort();
+    if (ev.type === 'text-delta') controller.abort();
   }
-  assert.equal(seen.length, 1, 'nothing after the abort, not even usage/finish');
+  assert.deepEqual(seen.map((e) => e.type), ['text-start', 'text-delta'], 'nothing after the abort, not even the finish');
 });
 
 test('an abort from another task (I/O, a timer) stops a long stream early', async () => {
@@ -79,8 +86,8 @@ test('an abort from another task (I/O, a timer) stops a long stream early', asyn
   setImmediate(() => controller.abort());
   const events = await collect(engine.chat({ model: 'agent', messages: user(LONG), verbosity: 'high' }, controller.signal));
   const full = await chat({ messages: user(LONG), verbosity: 'high' });
-  assert.ok(of(full, 'text').length > 300);
-  assert.ok(of(events, 'text').length < of(full, 'text').length / 2, `${of(events, 'text').length} events before the abort`);
+  assert.ok(of(full, 'text-delta').length > 300);
+  assert.ok(of(events, 'text-delta').length < of(full, 'text-delta').length / 2, `${of(events, 'text-delta').length} events before the abort`);
   assert.equal(of(events, 'finish').length, 0);
 });
 
@@ -144,7 +151,7 @@ test('maxTokens cuts the output with finish reason length', async () => {
   const events = await chat({ messages: user(LONG), maxTokens: 7 });
   assert.equal(finishOf(events), 'length');
   assert.equal(usageOf(events).outputTokens, 7);
-  assert.equal(of(events, 'text').length, 7);
+  assert.equal(of(events, 'text-delta').length, 7);
   assertEndsWithUsageThenFinish(events);
   const roomy = await chat({ messages: user('What is 2 + 2?'), maxTokens: 500 });
   assert.equal(finishOf(roomy), 'stop');
@@ -190,19 +197,24 @@ interface Call {
   args: string;
   fragments: number;
 }
-function callsOf(events: ProviderEvent[]): Call[] {
+function callsOf(events: StreamPart[]): Call[] {
   const calls: Call[] = [];
-  for (const e of of(events, 'tool_call')) {
-    if (e.id !== undefined) {
-      assert.equal(e.index, calls.length, 'a new call takes the next index');
-      assert.equal(e.argumentsDelta, '');
-      calls.push({ id: e.id, name: e.name ?? '', args: '', fragments: 0 });
-    } else {
-      const call = calls[e.index]!;
-      call.args += e.argumentsDelta;
-      call.fragments++;
+  let open: Call | null = null;
+  for (const e of events) {
+    if (e.type === 'tool-input-start') {
+      assert.equal(open, null, 'one call streams at a time');
+      open = { id: e.id, name: e.toolName, args: '', fragments: 0 };
+      calls.push(open);
+    } else if (e.type === 'tool-input-delta') {
+      assert.equal(e.id, (open as Call | null)?.id, 'a delta belongs to the open call');
+      open!.args += e.delta;
+      open!.fragments++;
+    } else if (e.type === 'tool-input-end') {
+      assert.equal(e.id, (open as Call | null)?.id);
+      open = null;
     }
   }
+  assert.equal(open, null, 'every call is closed');
   return calls;
 }
 
@@ -218,7 +230,7 @@ test('required: calls the best-matching function with schema-valid arguments, st
   assert.ok(ajv.validate(weather.parameters!, args), JSON.stringify(ajv.errors));
   assert.equal(args.location, 'Paris');
   assert.equal(finishOf(events), 'tool_calls');
-  assert.equal(of(events, 'text').length, 0);
+  assert.equal(of(events, 'text-delta').length, 0);
   assertEndsWithUsageThenFinish(events);
   assert.equal(usageOf(events).outputTokens, encode('get_weather').length + encode(call.args).length);
 });
@@ -328,12 +340,12 @@ test('anyOf: [] gives null instead of failing the stream', async () => {
   assert.equal(textOf(events), 'null');
   assert.equal(finishOf(events), 'stop');
   const call = await chat({ messages: user('hi'), tools: [{ name: 'f', parameters: { anyOf: [] } }], toolChoice: 'required' });
-  assert.equal(of(call, 'tool_call').map((e) => e.argumentsDelta).join(''), 'null');
+  assert.equal(of(call, 'tool-input-delta').map((e) => e.delta).join(''), 'null');
 });
 
 test('a long output streams only maxTokens pieces', async () => {
   const events = await chat({ messages: user('hi'), responseFormat: { type: 'json_schema', name: 'x', schema: { type: 'array', minItems: 1e9 } }, maxTokens: 5 });
-  assert.equal(of(events, 'text').length, 5);
+  assert.equal(of(events, 'text-delta').length, 5);
   assert.equal(usageOf(events).outputTokens, 5);
 });
 
@@ -350,7 +362,7 @@ test('logprobs: one entry per token, chosen token most likely, sorted distinct a
   for (const topLogprobs of [0, 1, 5, 20]) {
     const events = await chat({ messages: user('Say exactly: Hello 🎉 world, this is a test.'), logprobs: true, topLogprobs, temperature: 1.5 });
     let entries = 0;
-    for (const e of of(events, 'text')) {
+    for (const e of of(events, 'text-delta')) {
       assert.ok(e.logprobs && e.logprobs.length > 0);
       assert.deepEqual(e.logprobs.flatMap((l) => l.bytes ?? []), [...Buffer.from(e.delta)], 'bytes are the token bytes');
       for (const lp of e.logprobs) {
@@ -370,7 +382,7 @@ test('logprobs: one entry per token, chosen token most likely, sorted distinct a
     assert.equal(entries, usageOf(events).outputTokens);
   }
   const plain = await chat({ messages: user('hello') });
-  assert.ok(of(plain, 'text').every((e) => e.logprobs === undefined), 'no logprobs unless asked');
+  assert.ok(of(plain, 'text-delta').every((e) => e.logprobs === undefined), 'no logprobs unless asked');
 });
 
 test('asking for logprobs does not change the text', async () => {
@@ -382,11 +394,11 @@ test('asking for logprobs does not change the text', async () => {
 
 test('agent-think streams reasoning before the answer and counts it', async () => {
   const events = await chat({ model: 'agent-think', messages: user('What is 12 * 7?') });
-  const firstOther = events.findIndex((e) => e.type !== 'reasoning');
-  const reasoning = of(events, 'reasoning');
+  const firstOther = events.findIndex((e) => !e.type.startsWith('reasoning'));
+  const reasoning = of(events, 'reasoning-delta');
   assert.ok(reasoning.length > 5);
-  assert.ok(events.slice(0, firstOther).every((e) => e.type === 'reasoning'), 'reasoning comes first');
-  assert.ok(events.slice(firstOther).every((e) => e.type !== 'reasoning'));
+  assert.ok(events.slice(0, firstOther).every((e) => e.type.startsWith('reasoning')), 'reasoning comes first');
+  assert.ok(events.slice(firstOther).every((e) => !e.type.startsWith('reasoning')));
   const thought = reasoning.map((e) => e.delta).join('');
   assert.match(thought, /12 \* 7/);
   const usage = usageOf(events);
@@ -398,20 +410,20 @@ test('agent-think streams reasoning before the answer and counts it', async () =
 test('reasoning effort: none gives no reasoning, low < medium < high', async () => {
   const messages = user('What is 12 * 7?');
   const none = await chat({ model: 'agent-think', messages, reasoningEffort: 'none' });
-  assert.equal(of(none, 'reasoning').length, 0);
+  assert.equal(of(none, 'reasoning-delta').length, 0);
   assert.equal(usageOf(none).reasoningTokens, 0);
   const sizes = [];
   for (const reasoningEffort of ['low', 'medium', 'high'] as const) {
     sizes.push(usageOf(await chat({ model: 'agent-think', messages, reasoningEffort })).reasoningTokens!);
   }
   assert.ok(sizes[0]! < sizes[1]! && sizes[1]! < sizes[2]!, sizes.join(' < '));
-  assert.equal(of(await chat({ model: 'agent', messages, reasoningEffort: 'high' }), 'reasoning').length, 0, 'agent does not reason');
+  assert.equal(of(await chat({ model: 'agent', messages, reasoningEffort: 'high' }), 'reasoning-delta').length, 0, 'agent does not reason');
 });
 
 test('agent-think reasons before tool calls too', async () => {
   const events = await chat({ model: 'agent-think', messages: user('weather in Paris'), tools: [weather], toolChoice: 'required' });
-  const firstCall = events.findIndex((e) => e.type === 'tool_call');
-  assert.ok(firstCall > 0 && events.slice(0, firstCall).every((e) => e.type === 'reasoning'));
+  const firstCall = events.findIndex((e) => e.type === 'tool-input-start');
+  assert.ok(firstCall > 0 && events.slice(0, firstCall).every((e) => e.type.startsWith('reasoning')));
 });
 
 // --- Text completions -----------------------------------------------------------

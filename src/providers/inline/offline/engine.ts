@@ -1,8 +1,8 @@
-// Streams a plan token by token: reasoning, then text or tool-call
-// fragments, then usage and finish. The token budget (maxTokens) covers all
-// of them, as OpenAI's max_completion_tokens does.
+// Streams a plan token by token as stream parts: reasoning, then text or each tool
+// call's input, each opened and closed, then the finish with usage. The token budget
+// (maxTokens) covers all of them, as OpenAI's max_completion_tokens does.
 import { encodePrefix } from '../../../text/tokenizer.ts';
-import type { ChatProvider, ChatRequest, CompletionRequest, FinishReason, ProviderEvent } from '../../types.ts';
+import { ProviderError, type ChatProvider, type ChatRequest, type CompletionRequest, type FinishReason, type StreamPart } from '../../types.ts';
 import { clampTop, pieceLogprobs } from './logprobs.ts';
 import { planChat, planCompletion, type Plan } from './plan.ts';
 import { pieces } from './tokens.ts';
@@ -19,7 +19,7 @@ interface EmitOptions {
 
 const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-async function* emit(makePlan: () => Promise<Plan>, options: EmitOptions, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+async function* emit(makePlan: () => Promise<Plan>, options: EmitOptions, signal: AbortSignal): AsyncGenerator<StreamPart> {
   const budget = options.maxTokens ?? Infinity;
   let used = 0;
   let reasoningTokens = 0;
@@ -42,32 +42,46 @@ async function* emit(makePlan: () => Promise<Plan>, options: EmitOptions, signal
   };
 
   if (signal.aborted) return;
-  // Planned on the first pull, so a failure surfaces inside the stream.
-  const plan = await makePlan();
+  // Planned on the first pull; a failure is the stream's error part.
+  let plan: Plan;
+  try {
+    plan = await makePlan();
+  } catch (err) {
+    // A bug is thrown on (a logged 500); only provider failures are parts.
+    if (!(err instanceof ProviderError)) throw err;
+    yield { type: 'error', error: err };
+    return;
+  }
   if (signal.aborted) return;
 
   // Texts are encoded as they stream (pieces() is lazy), so only what fits the budget is tokenized.
+  let open: StreamPart | null = null;
   for (const piece of pieces(plan.reasoning)) {
     if (!take(piece.tokenIds.length)) {
       finish = 'length';
       break;
     }
     reasoningTokens += piece.tokenIds.length;
-    yield { type: 'reasoning', delta: piece.text };
+    if (!open) yield (open = { type: 'reasoning-start', id: 'reasoning-0' });
+    yield { type: 'reasoning-delta', id: 'reasoning-0', delta: piece.text };
     if (!(await resume())) return;
   }
+  if (open) yield { type: 'reasoning-end', id: 'reasoning-0' };
 
   if (finish === undefined && plan.output.kind === 'text') {
+    open = null;
     for (const piece of pieces(plan.output.text)) {
       if (!take(piece.tokenIds.length)) {
         finish = 'length';
         break;
       }
+      if (!open) yield (open = { type: 'text-start', id: 'text-0' });
       yield options.topLogprobs === undefined
-        ? { type: 'text', delta: piece.text }
-        : { type: 'text', delta: piece.text, logprobs: pieceLogprobs(piece, options.topLogprobs, plan.logprobRng, options.temperature) };
+        ? { type: 'text-delta', id: 'text-0', delta: piece.text }
+        : { type: 'text-delta', id: 'text-0', delta: piece.text, logprobs: pieceLogprobs(piece, options.topLogprobs, plan.logprobRng, options.temperature) };
       if (!(await resume())) return;
     }
+    if (open) yield { type: 'text-end', id: 'text-0' };
     // JSON cut short by a generation budget ends like JSON cut by max_tokens.
     if (plan.output.truncated) finish = 'length';
   } else if (finish === undefined && plan.output.kind === 'tool_calls') {
@@ -77,16 +91,18 @@ async function* emit(makePlan: () => Promise<Plan>, options: EmitOptions, signal
         finish = 'length';
         break;
       }
-      yield { type: 'tool_call', index: call.index, id: call.id, name: call.name, argumentsDelta: '' };
+      yield { type: 'tool-input-start', id: call.id, toolName: call.name };
       if (!(await resume())) return;
       for (const piece of pieces(call.arguments)) {
         if (!take(piece.tokenIds.length)) {
           finish = 'length';
+          yield { type: 'tool-input-end', id: call.id };
           break calls;
         }
-        yield { type: 'tool_call', index: call.index, argumentsDelta: piece.text };
+        yield { type: 'tool-input-delta', id: call.id, delta: piece.text };
         if (!(await resume())) return;
       }
+      yield { type: 'tool-input-end', id: call.id };
       if (call.truncated) {
         finish = 'length';
         break;
@@ -95,17 +111,16 @@ async function* emit(makePlan: () => Promise<Plan>, options: EmitOptions, signal
     finish ??= 'tool_calls';
   }
 
-  yield { type: 'usage', usage: { inputTokens: plan.inputTokens, outputTokens: used, reasoningTokens } };
   if (signal.aborted) return;
-  yield { type: 'finish', reason: finish ?? 'stop' };
+  yield { type: 'finish', reason: finish ?? 'stop', usage: { inputTokens: plan.inputTokens, outputTokens: used, reasoningTokens } };
 }
 
-export function streamChat(request: ChatRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+export function streamChat(request: ChatRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
   const topLogprobs = request.logprobs ? clampTop(request.topLogprobs) : undefined;
   return emit(() => planChat(request), { maxTokens: request.maxTokens, topLogprobs, temperature: request.temperature }, signal);
 }
 
-export function streamCompletion(request: CompletionRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+export function streamCompletion(request: CompletionRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
   return emit(() => planCompletion(request), { maxTokens: request.maxTokens, topLogprobs: undefined, temperature: request.temperature }, signal);
 }
 

@@ -25,7 +25,7 @@ describe('errors and retries', () => {
         const { events, error } = await collect(provider(up).chat(ask, new AbortController().signal));
         assert.equal(error, undefined);
         assert.equal(up.requests.length, 2);
-        assert.deepEqual(events.at(-1), { type: 'finish', reason: 'length' });
+        assert.deepEqual(events.at(-1), { type: 'finish', reason: 'length', usage: { inputTokens: 25, outputTokens: 2 } });
         assert.ok(Date.now() - started >= 190, 'waited the 200 ms backoff');
       },
     );
@@ -127,7 +127,7 @@ describe('errors and retries', () => {
       },
       async (up) => {
         const { events, error } = await collect(provider(up, {}, { retryBaseMs: 5 }).chat(ask, new AbortController().signal));
-        assert.deepEqual(events, [{ type: 'text', delta: 'Hel' }]);
+        assert.deepEqual(events, [{ type: 'text-start', id: 'text-0' }, { type: 'text-delta', id: 'text-0', delta: 'Hel' }]);
         assert.ok(error instanceof ProviderError, String(error));
         assert.match(error.message, /^upstream stream failed/);
         assert.equal(error.retryable, false);
@@ -144,7 +144,7 @@ describe('errors and retries', () => {
       },
       async (up) => {
         const { events, error } = await collect(provider(up).chat(ask, new AbortController().signal));
-        assert.deepEqual(events, [{ type: 'text', delta: 'Hel' }]);
+        assert.deepEqual(events, [{ type: 'text-start', id: 'text-0' }, { type: 'text-delta', id: 'text-0', delta: 'Hel' }]);
         assert.ok(error instanceof ProviderError);
         assert.match(error.message, /ended before the answer finished/);
         assert.equal(up.requests.length, 1);
@@ -189,7 +189,7 @@ describe('errors and retries', () => {
       async (up) => {
         const started = Date.now();
         const { events, error } = await collect(provider(up, { UPSTREAM_TIMEOUT_MS: '300' }).chat(ask, new AbortController().signal));
-        assert.deepEqual(events, [{ type: 'text', delta: 'slow' }]);
+        assert.deepEqual(events, [{ type: 'text-start', id: 'text-0' }, { type: 'text-delta', id: 'text-0', delta: 'slow' }]);
         assert.ok(error instanceof ProviderError);
         assert.equal(error.message, 'upstream timed out after 300 ms');
         assert.ok(Date.now() - started < 1500);
@@ -208,7 +208,8 @@ describe('client disconnect', () => {
       async (up) => {
         const controller = new AbortController();
         const iter = provider(up).chat(ask, controller.signal)[Symbol.asyncIterator]();
-        assert.deepEqual((await iter.next()).value, { type: 'text', delta: 'first' });
+        assert.deepEqual((await iter.next()).value, { type: 'text-start', id: 'text-0' });
+        assert.deepEqual((await iter.next()).value, { type: 'text-delta', id: 'text-0', delta: 'first' });
 
         const abortedAt = Date.now();
         controller.abort();
@@ -277,7 +278,7 @@ describe('client disconnect', () => {
       (_req, res) => startStream(res, content('a') + content('b')),
       async (up) => {
         for await (const event of provider(up).chat(ask, new AbortController().signal)) {
-          assert.equal(event.type, 'text');
+          assert.equal(event.type, 'text-start');
           break;
         }
         await Promise.race([up.requests[0]?.closed, delay(500).then(() => assert.fail('still open'))]);

@@ -1,7 +1,7 @@
 // Test support only: helpers shared by the provider's test files.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import type { ChatRequest, ProviderEvent } from '../../types.ts';
+import type { ChatRequest, StreamPart } from '../../types.ts';
 import { loadUpstreamConfig } from './config.ts';
 import type { UpstreamConfig } from './config.ts';
 import { startFakeUpstream } from './fake-upstream.test-support.ts';
@@ -31,10 +31,14 @@ export async function withUpstream<T>(handler: Handler, fn: (up: FakeUpstream) =
   }
 }
 
-export async function collect(iter: AsyncIterable<ProviderEvent>): Promise<{ events: ProviderEvent[]; error?: unknown }> {
-  const events: ProviderEvent[] = [];
+/** The parts before the end, and the failure: an `error` part, or what the stream threw (an abort). */
+export async function collect(iter: AsyncIterable<StreamPart>): Promise<{ events: StreamPart[]; error?: unknown }> {
+  const events: StreamPart[] = [];
   try {
-    for await (const e of iter) events.push(e);
+    for await (const e of iter) {
+      if (e.type === 'error') return { events, error: e.error };
+      events.push(e);
+    }
     return { events };
   } catch (error) {
     return { events, error };

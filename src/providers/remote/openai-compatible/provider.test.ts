@@ -5,19 +5,21 @@ import { describe, it } from 'node:test';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ProviderError } from '../../types.ts';
-import type { ChatRequest, ProviderEvent } from '../../types.ts';
+import type { ChatRequest, StreamPart } from '../../types.ts';
 import { fixture, replaySse } from './fake-upstream.test-support.ts';
 import type { ReplayOptions } from './fake-upstream.test-support.ts';
 import { ask, collect, provider, withUpstream } from './provider.test-support.ts';
 
 // --- fixture replays -------------------------------------------------------
 
-const FIXTURES: { file: string; events: ProviderEvent[]; error?: RegExp; status?: number; kind?: 'complete' }[] = [
+const FIXTURES: { file: string; events: StreamPart[]; error?: RegExp; status?: number; kind?: 'complete' }[] = [
   {
     file: 'openai-text-logprobs.sse',
     events: [
+      { type: 'text-start', id: 'text-0' },
       {
-        type: 'text',
+        type: 'text-delta',
+        id: 'text-0',
         delta: 'Hello',
         logprobs: [
           {
@@ -32,84 +34,100 @@ const FIXTURES: { file: string; events: ProviderEvent[]; error?: RegExp; status?
         ],
       },
       {
-        type: 'text',
+        type: 'text-delta',
+        id: 'text-0',
         delta: ' wörld',
         logprobs: [{ token: ' wörld', logprob: -0.5, bytes: [32, 119, 195, 182, 114, 108, 100], top_logprobs: [] }],
       },
-      { type: 'usage', usage: { inputTokens: 19, outputTokens: 2, reasoningTokens: 0, cachedInputTokens: 0 } },
-      { type: 'finish', reason: 'stop' },
+      { type: 'text-end', id: 'text-0' },
+      { type: 'finish', reason: 'stop', usage: { inputTokens: 19, outputTokens: 2, reasoningTokens: 0, cachedInputTokens: 0 } },
     ],
   },
   {
     file: 'openai-tool-calls.sse',
     events: [
-      { type: 'tool_call', index: 0, id: 'call_Qx7LwY0b4nKp1sVt9Hc2Ezr3', name: 'get_weather', argumentsDelta: '' },
-      { type: 'tool_call', index: 0, argumentsDelta: '{"ci' },
-      { type: 'tool_call', index: 0, argumentsDelta: 'ty": "Par' },
-      { type: 'tool_call', index: 0, argumentsDelta: 'is"}' },
-      { type: 'tool_call', index: 1, id: 'call_Zr8MkT2c5oLq0uWu1Jd3Fas4', name: 'get_time', argumentsDelta: '' },
-      { type: 'tool_call', index: 1, argumentsDelta: '{"tz": "Europe/Paris"}' },
-      { type: 'usage', usage: { inputTokens: 82, outputTokens: 47, reasoningTokens: 0, cachedInputTokens: 64 } },
-      { type: 'finish', reason: 'tool_calls' },
+      { type: 'tool-input-start', id: 'call_Qx7LwY0b4nKp1sVt9Hc2Ezr3', toolName: 'get_weather' },
+      { type: 'tool-input-delta', id: 'call_Qx7LwY0b4nKp1sVt9Hc2Ezr3', delta: '{"ci' },
+      { type: 'tool-input-delta', id: 'call_Qx7LwY0b4nKp1sVt9Hc2Ezr3', delta: 'ty": "Par' },
+      { type: 'tool-input-delta', id: 'call_Qx7LwY0b4nKp1sVt9Hc2Ezr3', delta: 'is"}' },
+      { type: 'tool-input-start', id: 'call_Zr8MkT2c5oLq0uWu1Jd3Fas4', toolName: 'get_time' },
+      { type: 'tool-input-delta', id: 'call_Zr8MkT2c5oLq0uWu1Jd3Fas4', delta: '{"tz": "Europe/Paris"}' },
+      { type: 'tool-input-end', id: 'call_Qx7LwY0b4nKp1sVt9Hc2Ezr3' },
+      { type: 'tool-input-end', id: 'call_Zr8MkT2c5oLq0uWu1Jd3Fas4' },
+      { type: 'finish', reason: 'tool_calls', usage: { inputTokens: 82, outputTokens: 47, reasoningTokens: 0, cachedInputTokens: 64 } },
     ],
   },
   {
     file: 'vllm-reasoning-tool.sse',
     events: [
-      { type: 'reasoning', delta: 'The user' },
-      { type: 'reasoning', delta: ' asks about Paris weather.' },
-      { type: 'text', delta: '\n\n' },
-      {
-        type: 'tool_call',
-        index: 0,
-        id: 'chatcmpl-tool-9c1d7e5f3a2b4c6d8e0f1a2b3c4d5e6f',
-        name: 'get_weather',
-        argumentsDelta: '{"city": "Paris", "unit": "celsius"}',
-      },
-      { type: 'usage', usage: { inputTokens: 176, outputTokens: 65 } },
-      { type: 'finish', reason: 'tool_calls' },
+      { type: 'reasoning-start', id: 'reasoning-0' },
+      { type: 'reasoning-delta', id: 'reasoning-0', delta: 'The user' },
+      { type: 'reasoning-delta', id: 'reasoning-0', delta: ' asks about Paris weather.' },
+      { type: 'reasoning-end', id: 'reasoning-0' },
+      { type: 'text-start', id: 'text-1' },
+      { type: 'text-delta', id: 'text-1', delta: '\n\n' },
+      { type: 'text-end', id: 'text-1' },
+      { type: 'tool-input-start', id: 'chatcmpl-tool-9c1d7e5f3a2b4c6d8e0f1a2b3c4d5e6f', toolName: 'get_weather' },
+      { type: 'tool-input-delta', id: 'chatcmpl-tool-9c1d7e5f3a2b4c6d8e0f1a2b3c4d5e6f', delta: '{"city": "Paris", "unit": "celsius"}' },
+      { type: 'tool-input-end', id: 'chatcmpl-tool-9c1d7e5f3a2b4c6d8e0f1a2b3c4d5e6f' },
+      { type: 'finish', reason: 'tool_calls', usage: { inputTokens: 176, outputTokens: 65 } },
     ],
   },
   {
     file: 'vllm-usage-in-last-choice.sse',
     events: [
-      { type: 'text', delta: 'Four' },
-      { type: 'text', delta: '.' },
-      { type: 'usage', usage: { inputTokens: 25, outputTokens: 2 } },
-      { type: 'finish', reason: 'length' },
+      { type: 'text-start', id: 'text-0' },
+      { type: 'text-delta', id: 'text-0', delta: 'Four' },
+      { type: 'text-delta', id: 'text-0', delta: '.' },
+      { type: 'text-end', id: 'text-0' },
+      { type: 'finish', reason: 'length', usage: { inputTokens: 25, outputTokens: 2 } },
     ],
   },
   {
     file: 'ollama-tool-calls.sse',
     events: [
-      { type: 'reasoning', delta: 'Need the weather' },
-      { type: 'reasoning', delta: ' for Paris.' },
-      { type: 'tool_call', index: 0, id: 'call_w1pq8z3n', name: 'get_weather', argumentsDelta: '{"city":"Paris"}' },
-      { type: 'tool_call', index: 1, id: 'call_b7kd2m0x', name: 'get_time', argumentsDelta: '{"tz":"Europe/Paris"}' },
-      // no usage event: this Ollama sent none, the caller estimates
+      { type: 'reasoning-start', id: 'reasoning-0' },
+      { type: 'reasoning-delta', id: 'reasoning-0', delta: 'Need the weather' },
+      { type: 'reasoning-delta', id: 'reasoning-0', delta: ' for Paris.' },
+      { type: 'reasoning-end', id: 'reasoning-0' },
+      { type: 'tool-input-start', id: 'call_w1pq8z3n', toolName: 'get_weather' },
+      { type: 'tool-input-delta', id: 'call_w1pq8z3n', delta: '{"city":"Paris"}' },
+      { type: 'tool-input-start', id: 'call_b7kd2m0x', toolName: 'get_time' },
+      { type: 'tool-input-delta', id: 'call_b7kd2m0x', delta: '{"tz":"Europe/Paris"}' },
+      { type: 'tool-input-end', id: 'call_w1pq8z3n' },
+      { type: 'tool-input-end', id: 'call_b7kd2m0x' },
+      // no usage: this Ollama sent none, the caller estimates
       { type: 'finish', reason: 'tool_calls' },
     ],
   },
   {
     file: 'openrouter-reasoning.sse',
     events: [
-      { type: 'reasoning', delta: 'Two plus two' },
-      { type: 'reasoning', delta: ' is four.' },
-      { type: 'text', delta: '4' },
-      { type: 'usage', usage: { inputTokens: 12, outputTokens: 41, reasoningTokens: 38, cachedInputTokens: 0 } },
-      { type: 'cost', usd: 0.0000954 },
-      { type: 'finish', reason: 'stop' },
+      { type: 'reasoning-start', id: 'reasoning-0' },
+      { type: 'reasoning-delta', id: 'reasoning-0', delta: 'Two plus two' },
+      { type: 'reasoning-delta', id: 'reasoning-0', delta: ' is four.' },
+      { type: 'reasoning-end', id: 'reasoning-0' },
+      { type: 'text-start', id: 'text-1' },
+      { type: 'text-delta', id: 'text-1', delta: '4' },
+      { type: 'text-end', id: 'text-1' },
+      { type: 'finish', reason: 'stop', usage: { inputTokens: 12, outputTokens: 41, reasoningTokens: 38, cachedInputTokens: 0 }, costUsd: 0.0000954 },
     ],
   },
   {
     file: 'openrouter-error-mid-stream.sse',
-    events: [{ type: 'text', delta: 'The answer' }],
+    events: [
+      { type: 'text-start', id: 'text-0' },
+      { type: 'text-delta', id: 'text-0', delta: 'The answer' },
+    ],
     error: /^upstream error mid-stream: Provider disconnected unexpectedly$/,
     status: 502,
   },
   {
     file: 'vllm-error-mid-stream.sse',
-    events: [{ type: 'text', delta: 'Partial' }],
+    events: [
+      { type: 'text-start', id: 'text-0' },
+      { type: 'text-delta', id: 'text-0', delta: 'Partial' },
+    ],
     error: /longer than the maximum model length/,
     status: 400,
   },
@@ -117,10 +135,11 @@ const FIXTURES: { file: string; events: ProviderEvent[]; error?: RegExp; status?
     file: 'vllm-completion.sse',
     kind: 'complete',
     events: [
-      { type: 'text', delta: ' upon' },
-      { type: 'text', delta: ' a time' },
-      { type: 'usage', usage: { inputTokens: 4, outputTokens: 3 } },
-      { type: 'finish', reason: 'length' },
+      { type: 'text-start', id: 'text-0' },
+      { type: 'text-delta', id: 'text-0', delta: ' upon' },
+      { type: 'text-delta', id: 'text-0', delta: ' a time' },
+      { type: 'text-end', id: 'text-0' },
+      { type: 'finish', reason: 'length', usage: { inputTokens: 4, outputTokens: 3 } },
     ],
   },
 ];
@@ -385,9 +404,10 @@ describe('non-stream answers', () => {
         const { events, error } = await collect(provider(up).chat(ask, new AbortController().signal));
         assert.equal(error, undefined);
         assert.deepEqual(events, [
-          { type: 'text', delta: 'Sunny.' },
-          { type: 'usage', usage: { inputTokens: 9, outputTokens: 2 } },
-          { type: 'finish', reason: 'stop' },
+          { type: 'text-start', id: 'text-0' },
+          { type: 'text-delta', id: 'text-0', delta: 'Sunny.' },
+          { type: 'text-end', id: 'text-0' },
+          { type: 'finish', reason: 'stop', usage: { inputTokens: 9, outputTokens: 2 } },
         ]);
       },
     );
@@ -420,10 +440,10 @@ describe('non-streamed calls (the caller does not stream)', () => {
       assert.equal(up.requests[0]!.body.stream, false);
       assert.equal(up.requests[0]!.body.stream_options, undefined);
       assert.deepEqual(events, [
-        { type: 'tool_call', index: 0, id: 'call_1', name: 'get_weather', argumentsDelta: '{"city":"Paris"}' },
-        { type: 'usage', usage: { inputTokens: 20, outputTokens: 7 } },
-        { type: 'cost', usd: 0.0004 },
-        { type: 'finish', reason: 'tool_calls' },
+        { type: 'tool-input-start', id: 'call_1', toolName: 'get_weather' },
+        { type: 'tool-input-delta', id: 'call_1', delta: '{"city":"Paris"}' },
+        { type: 'tool-input-end', id: 'call_1' },
+        { type: 'finish', reason: 'tool_calls', usage: { inputTokens: 20, outputTokens: 7 }, costUsd: 0.0004 },
       ]);
     });
   });

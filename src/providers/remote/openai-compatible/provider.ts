@@ -1,12 +1,12 @@
 // The OpenAI-compatible upstream as a ChatProvider: map the request, open the
-// stream (transport.ts), parse SSE, map chunks to events.
+// stream (transport.ts), parse SSE, map chunks to stream parts.
 //
 // Abort contract: when `signal` aborts, the upstream request is aborted at once (the
 // upstream sees its connection close) and the generator throws `signal.reason`
 // unchanged (a DOMException named 'AbortError' when abort() was called without a
 // reason). It never wraps an abort in ProviderError and never retries after one.
-// Every other failure is a ProviderError.
-import type { ChatProvider, ChatRequest, CompletionRequest, ProviderEvent } from '../../types.ts';
+// Every other failure ends the stream with an `error` part holding a ProviderError.
+import type { ChatProvider, ChatRequest, CompletionRequest, StreamPart } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
@@ -83,7 +83,7 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     }
   }
 
-  async function* run(kind: StreamKind, path: string, body: { stream?: unknown; model?: unknown }, requestId: string | undefined, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  async function* run(kind: StreamKind, path: string, body: { stream?: unknown; model?: unknown }, requestId: string | undefined, signal: AbortSignal): AsyncGenerator<StreamPart> {
     signal.throwIfAborted();
     const call = new UpstreamCall(config, target, signal, transport);
     const mapper = new StreamMapper(kind);
@@ -113,8 +113,8 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
       // The SSE events of one network chunk, mapped; stops at [DONE] (the answer is
       // complete; close(true) reads off whatever follows) or at a failure, which is
       // thrown after the events before it.
-      const map = (frames: SseEvent[]): ProviderEvent[] => {
-        const out: ProviderEvent[] = [];
+      const map = (frames: SseEvent[]): StreamPart[] => {
+        const out: StreamPart[] = [];
         try {
           for (const sse of frames) {
             if (sse.data === '[DONE]') {
@@ -147,7 +147,8 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
       yield* tail;
     } catch (err) {
       thrown = call.explain(err);
-      throw thrown;
+      if (!(thrown instanceof ProviderError) || signal.aborted) throw thrown;
+      yield { type: 'error', error: thrown };
     } finally {
       call.close(finished);
       if (report) tell(report, startedAt, call, finished, thrown);

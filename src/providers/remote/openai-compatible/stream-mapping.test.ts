@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProviderError } from '../../types.ts';
-import type { ProviderEvent } from '../../types.ts';
+import type { StreamPart } from '../../types.ts';
 import { mapFinishReason, StreamMapper } from './stream-mapping.ts';
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
@@ -10,7 +10,7 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) => 
   choices: [{ index: 0, delta, finish_reason: finish }],
 });
 
-function run(payloads: unknown[], sawDone = true): ProviderEvent[] {
+function run(payloads: unknown[], sawDone = true): StreamPart[] {
   let n = 0;
   const mapper = new StreamMapper('chat', () => `call_gen${++n}`);
   return [...payloads.flatMap((p) => mapper.push(p)), ...mapper.end(sawDone)];
@@ -35,9 +35,10 @@ describe('StreamMapper', () => {
         chunk({}, 'function_call'),
       ]),
       [
-        { type: 'tool_call', index: 0, id: 'call_gen1', name: 'lookup', argumentsDelta: '' },
-        { type: 'tool_call', index: 0, argumentsDelta: '{"q":' },
-        { type: 'tool_call', index: 0, argumentsDelta: '1}' },
+        { type: 'tool-input-start', id: 'call_gen1', toolName: 'lookup' },
+        { type: 'tool-input-delta', id: 'call_gen1', delta: '{"q":' },
+        { type: 'tool-input-delta', id: 'call_gen1', delta: '1}' },
+        { type: 'tool-input-end', id: 'call_gen1' },
         { type: 'finish', reason: 'tool_calls' },
       ],
     );
@@ -52,17 +53,32 @@ describe('StreamMapper', () => {
         chunk({ tool_calls: [{ id: 'b', function: { name: 'g', arguments: { x: 1 } } }] }), // object arguments
       ]),
       [
-        { type: 'tool_call', index: 0, id: 'a', name: 'f', argumentsDelta: '{' },
-        { type: 'tool_call', index: 0, argumentsDelta: '}' },
-        { type: 'tool_call', index: 1, id: 'b', name: 'g', argumentsDelta: '{"x":1}' },
+        { type: 'tool-input-start', id: 'a', toolName: 'f' },
+        { type: 'tool-input-delta', id: 'a', delta: '{' },
+        { type: 'tool-input-delta', id: 'a', delta: '}' },
+        { type: 'tool-input-start', id: 'b', toolName: 'g' },
+        { type: 'tool-input-delta', id: 'b', delta: '{"x":1}' },
+        { type: 'tool-input-end', id: 'a' },
+        { type: 'tool-input-end', id: 'b' },
         { type: 'finish', reason: 'tool_calls' },
       ],
     );
   });
 
+  it('a call whose name comes late opens once it is known, its early arguments kept', () => {
+    assert.deepEqual(run([chunk({ tool_calls: [{ index: 0, id: 'a', function: { arguments: '{"x"' } }] }), chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: ':1}' } }] })]), [
+      { type: 'tool-input-start', id: 'a', toolName: 'f' },
+      { type: 'tool-input-delta', id: 'a', delta: '{"x":1}' },
+      { type: 'tool-input-end', id: 'a' },
+      { type: 'finish', reason: 'tool_calls' },
+    ]);
+  });
+
   it('takes one of reasoning_content / reasoning when a server sends both', () => {
     assert.deepEqual(run([chunk({ reasoning_content: 'hm', reasoning: 'hm' })]), [
-      { type: 'reasoning', delta: 'hm' },
+      { type: 'reasoning-start', id: 'reasoning-0' },
+      { type: 'reasoning-delta', id: 'reasoning-0', delta: 'hm' },
+      { type: 'reasoning-end', id: 'reasoning-0' },
       { type: 'finish', reason: 'stop' },
     ]);
   });
@@ -74,10 +90,11 @@ describe('StreamMapper', () => {
         { choices: [{ index: 0, delta: { content: 'b' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2 } },
       ]),
       [
-        { type: 'text', delta: 'a' },
-        { type: 'text', delta: 'b' },
-        { type: 'usage', usage: { inputTokens: 5, outputTokens: 2 } },
-        { type: 'finish', reason: 'stop' },
+        { type: 'text-start', id: 'text-0' },
+        { type: 'text-delta', id: 'text-0', delta: 'a' },
+        { type: 'text-delta', id: 'text-0', delta: 'b' },
+        { type: 'text-end', id: 'text-0' },
+        { type: 'finish', reason: 'stop', usage: { inputTokens: 5, outputTokens: 2 } },
       ],
     );
   });
@@ -104,7 +121,9 @@ describe('StreamMapper', () => {
 
   it('accepts a finish reason without [DONE]', () => {
     assert.deepEqual(run([chunk({ content: 'x' }, 'stop')], false), [
-      { type: 'text', delta: 'x' },
+      { type: 'text-start', id: 'text-0' },
+      { type: 'text-delta', id: 'text-0', delta: 'x' },
+      { type: 'text-end', id: 'text-0' },
       { type: 'finish', reason: 'stop' },
     ]);
   });
@@ -132,12 +151,19 @@ describe('StreamMapper', () => {
         usage: { prompt_tokens: 10, completion_tokens: 20, completion_tokens_details: { reasoning_tokens: 4 } },
       }),
       [
-        { type: 'reasoning', delta: 'think' },
-        { type: 'text', delta: 'Let me check.' },
-        { type: 'tool_call', index: 0, id: 'c1', name: 'f', argumentsDelta: '{}' },
-        { type: 'tool_call', index: 1, id: 'c2', name: 'g', argumentsDelta: '{"a":1}' },
-        { type: 'usage', usage: { inputTokens: 10, outputTokens: 20, reasoningTokens: 4 } },
-        { type: 'finish', reason: 'tool_calls' },
+        { type: 'reasoning-start', id: 'reasoning-0' },
+        { type: 'reasoning-delta', id: 'reasoning-0', delta: 'think' },
+        { type: 'reasoning-end', id: 'reasoning-0' },
+        { type: 'text-start', id: 'text-1' },
+        { type: 'text-delta', id: 'text-1', delta: 'Let me check.' },
+        { type: 'text-end', id: 'text-1' },
+        { type: 'tool-input-start', id: 'c1', toolName: 'f' },
+        { type: 'tool-input-delta', id: 'c1', delta: '{}' },
+        { type: 'tool-input-start', id: 'c2', toolName: 'g' },
+        { type: 'tool-input-delta', id: 'c2', delta: '{"a":1}' },
+        { type: 'tool-input-end', id: 'c1' },
+        { type: 'tool-input-end', id: 'c2' },
+        { type: 'finish', reason: 'tool_calls', usage: { inputTokens: 10, outputTokens: 20, reasoningTokens: 4 } },
       ],
     );
   });

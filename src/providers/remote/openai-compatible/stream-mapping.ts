@@ -1,18 +1,22 @@
-// Turns parsed upstream chunks (chat.completion.chunk / text_completion) into our
-// normalized ProviderEvents. Stateful: usage and the finish reason are held back and
-// emitted at the end, so `finish` is always the last event whatever order the
-// upstream used (OpenAI sends usage after finish_reason, vLLM sometimes with it,
-// OpenRouter in a trailing chunk with an empty delta).
+// Turns parsed upstream chunks (chat.completion.chunk / text_completion) into stream
+// parts. Stateful: text and reasoning are opened and closed around their deltas, each
+// tool call's input opens once its name is known; usage and the finish reason are held
+// back and sent in the `finish` part at the end, whatever order the upstream used
+// (OpenAI sends usage after finish_reason, vLLM sometimes with it, OpenRouter in a
+// trailing chunk with an empty delta).
 import { randomBytes } from 'node:crypto';
 import { ProviderError } from '../../types.ts';
-import type { FinishReason, ProviderEvent, TokenLogprob, Usage } from '../../types.ts';
+import type { FinishReason, StreamPart, TokenLogprob, Usage } from '../../types.ts';
 import { errorInPayload, isRecord, streamError } from './errors.ts';
 
 export type StreamKind = 'chat' | 'completion';
 
 interface CallState {
   id: string;
-  named: boolean;
+  /** Opened (tool-input-start sent): its name is known. */
+  started: boolean;
+  /** Arguments that came before the name. */
+  pending: string;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -79,19 +83,22 @@ export class StreamMapper {
   private cost: number | undefined;
   private readonly calls = new Map<number, CallState>();
   private lastCallIndex = -1;
+  /** The open text or reasoning part, if any, and how many have been opened. */
+  private open: { type: 'text' | 'reasoning'; id: string } | null = null;
+  private opened = 0;
 
   constructor(
     private readonly kind: StreamKind,
     private readonly makeCallId: () => string = newCallId,
   ) {}
 
-  /** Events for one parsed `data:` payload. Throws ProviderError on an error payload. */
-  push(payload: unknown): ProviderEvent[] {
+  /** Parts for one parsed `data:` payload. Throws ProviderError on an error payload. */
+  push(payload: unknown): StreamPart[] {
     const error = errorInPayload(payload);
     if (error) throw streamError(error);
     if (!isRecord(payload)) throw new ProviderError('upstream sent a stream chunk that is not a JSON object');
 
-    const out: ProviderEvent[] = [];
+    const out: StreamPart[] = [];
     const choices = Array.isArray(payload.choices) ? payload.choices : [];
     for (const choice of choices) {
       if (!isRecord(choice)) continue;
@@ -110,29 +117,54 @@ export class StreamMapper {
   }
 
   /**
-   * The closing events (usage, cost, then finish). `sawDone` says whether `[DONE]`
-   * arrived; a stream that ends with neither it nor a finish reason was cut off.
+   * The closing parts: what is still open is closed, then the finish with usage and
+   * cost. `sawDone` says whether `[DONE]` arrived; a stream that ends with neither it
+   * nor a finish reason was cut off.
    */
-  end(sawDone: boolean): ProviderEvent[] {
+  end(sawDone: boolean): StreamPart[] {
     if (!sawDone && this.finishRaw === undefined) {
       throw new ProviderError('upstream stream ended before the answer finished', undefined, false);
     }
-    const out: ProviderEvent[] = [];
-    if (this.usage) out.push({ type: 'usage', usage: this.usage });
-    if (this.cost !== undefined) out.push({ type: 'cost', usd: this.cost });
-    out.push({ type: 'finish', reason: mapFinishReason(this.finishRaw, this.calls.size > 0) });
+    const out: StreamPart[] = [];
+    this.closeOpen(out);
+    for (const call of this.calls.values()) {
+      // A call whose name never came is still delivered, nameless, rather than lost.
+      if (!call.started) out.push({ type: 'tool-input-start', id: call.id, toolName: '' }, ...(call.pending ? [{ type: 'tool-input-delta' as const, id: call.id, delta: call.pending }] : []));
+      out.push({ type: 'tool-input-end', id: call.id });
+    }
+    out.push({
+      type: 'finish',
+      reason: mapFinishReason(this.finishRaw, this.calls.size > 0),
+      ...(this.usage ? { usage: this.usage } : {}),
+      ...(this.cost !== undefined ? { costUsd: this.cost } : {}),
+    });
     return out;
+  }
+
+  private closeOpen(out: StreamPart[]): void {
+    if (!this.open) return;
+    out.push({ type: this.open.type === 'text' ? 'text-end' : 'reasoning-end', id: this.open.id });
+    this.open = null;
+  }
+
+  /** The id of the open part of this type, opening it (and closing the other) if needed. */
+  private openPart(type: 'text' | 'reasoning', out: StreamPart[]): string {
+    if (this.open?.type === type) return this.open.id;
+    this.closeOpen(out);
+    this.open = { type, id: `${type}-${this.opened++}` };
+    out.push({ type: type === 'text' ? 'text-start' : 'reasoning-start', id: this.open.id });
+    return this.open.id;
   }
 
   /**
    * All events of a non-streamed answer (`chat.completion` / `text_completion`
    * object), for servers that ignore `stream: true`.
    */
-  whole(payload: unknown): ProviderEvent[] {
+  whole(payload: unknown): StreamPart[] {
     const error = errorInPayload(payload);
     if (error) throw streamError(error);
     if (!isRecord(payload)) throw new ProviderError('upstream sent a response that is not a JSON object');
-    const out: ProviderEvent[] = [];
+    const out: StreamPart[] = [];
     const choices = Array.isArray(payload.choices) ? payload.choices : [];
     for (const choice of choices) {
       if (!isRecord(choice)) continue;
@@ -149,18 +181,19 @@ export class StreamMapper {
   }
 
   /** `message`: a non-streamed answer's whole message, read as the delta. */
-  private chatChoice(choice: Record<string, unknown>, out: ProviderEvent[], message?: Record<string, unknown>): void {
+  private chatChoice(choice: Record<string, unknown>, out: StreamPart[], message?: Record<string, unknown>): void {
     const delta = message ?? (isRecord(choice.delta) ? choice.delta : {});
     // vLLM/DeepSeek say reasoning_content, OpenRouter/Ollama/newer vLLM say reasoning;
     // some servers send both with the same text, so take one.
     const reasoning = str(delta.reasoning_content) ?? str(delta.reasoning);
-    if (reasoning) out.push({ type: 'reasoning', delta: reasoning });
+    if (reasoning) out.push({ type: 'reasoning-delta', id: this.openPart('reasoning', out), delta: reasoning });
 
     // A refusal (OpenAI structured outputs) is shown to the caller as text rather than lost.
     const text = textOf(delta.content) ?? str(delta.refusal);
     const logprobs = mapLogprobs(choice.logprobs);
     if (text !== undefined || logprobs) {
-      out.push(logprobs ? { type: 'text', delta: text ?? '', logprobs } : { type: 'text', delta: text ?? '' });
+      const id = this.openPart('text', out);
+      out.push(logprobs ? { type: 'text-delta', id, delta: text ?? '', logprobs } : { type: 'text-delta', id, delta: text ?? '' });
     }
 
     if (Array.isArray(delta.tool_calls)) {
@@ -175,13 +208,13 @@ export class StreamMapper {
     }
   }
 
-  private completionChoice(choice: Record<string, unknown>, out: ProviderEvent[]): void {
+  private completionChoice(choice: Record<string, unknown>, out: StreamPart[]): void {
     const text = str(choice.text);
-    if (text) out.push({ type: 'text', delta: text });
+    if (text) out.push({ type: 'text-delta', id: this.openPart('text', out), delta: text });
   }
 
   /** `position`: the call's place in a whole message, its index when it names none. */
-  private toolFragment(raw: Record<string, unknown>, out: ProviderEvent[], position?: number): void {
+  private toolFragment(raw: Record<string, unknown>, out: StreamPart[], position?: number): void {
     const fn = isRecord(raw.function) ? raw.function : {};
     const id = str(raw.id);
     const name = str(fn.name);
@@ -191,19 +224,26 @@ export class StreamMapper {
 
     const index = position ?? this.indexOf(raw, id);
     this.lastCallIndex = index;
-    const state = this.calls.get(index);
+    this.closeOpen(out);
+    let state = this.calls.get(index);
     if (!state) {
-      // First fragment of this call: it carries the id (made up if the server sent none) and name.
-      const started: CallState = { id: id ?? this.makeCallId(), named: name !== undefined };
-      this.calls.set(index, started);
-      out.push({ type: 'tool_call', index, id: started.id, ...(name ? { name } : {}), argumentsDelta: args });
+      // First fragment of this call: it carries the id (made up if the server sent none) and, mostly, the name.
+      state = { id: id ?? this.makeCallId(), started: false, pending: '' };
+      this.calls.set(index, state);
+    }
+    if (!state.started) {
+      if (!name) {
+        state.pending += args; // the input opens once the name is known
+        return;
+      }
+      state.started = true;
+      out.push({ type: 'tool-input-start', id: state.id, toolName: name });
+      const first = state.pending + args;
+      state.pending = '';
+      if (first) out.push({ type: 'tool-input-delta', id: state.id, delta: first });
       return;
     }
-    // Later fragments: only arguments, plus the name if it was not known yet.
-    const lateName = !state.named && name ? name : undefined;
-    if (lateName) state.named = true;
-    if (args === '' && !lateName) return; // a repeated header with nothing new
-    out.push({ type: 'tool_call', index, ...(lateName ? { name: lateName } : {}), argumentsDelta: args });
+    if (args !== '') out.push({ type: 'tool-input-delta', id: state.id, delta: args });
   }
 
   /**
