@@ -13,10 +13,11 @@ import type { FastifyReply } from 'fastify';
 export interface EventStream {
   /**
    * Queues one `data:` event (objects are JSON-encoded), with an `event:` line when
-   * named (the Responses surface names each event by its type); waits only when the
-   * client is not keeping up.
+   * named (the Responses surface names each event by its type) and an `id:` line when
+   * given (a stream a client may resume with Last-Event-ID); waits only when the client
+   * is not keeping up.
    */
-  send(data: unknown, event?: string): Promise<void>;
+  send(data: unknown, event?: string, id?: string): Promise<void>;
   /** Writes what is queued and ends the response, in one write. Idempotent. */
   end(): void;
 }
@@ -26,7 +27,7 @@ const MAX_BATCH = 64 * 1024;
 /** A comment line after this long without an event, so proxies and clients keep a slow stream open. */
 export const KEEP_ALIVE_MS = 15_000;
 
-export function openEventStream(reply: FastifyReply): EventStream {
+export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: number } = {}): EventStream {
   const res = reply.raw;
   reply.hijack();
   reply.server.metrics.streamOpened(res);
@@ -60,11 +61,11 @@ export function openEventStream(reply: FastifyReply): EventStream {
   const keepAlive = setInterval(() => {
     if (!wrote && pending === '' && !closed()) res.write(': keep-alive\n\n');
     wrote = false;
-  }, KEEP_ALIVE_MS).unref();
+  }, opts.keepAliveMs ?? KEEP_ALIVE_MS).unref();
   res.once('close', () => clearInterval(keepAlive));
 
   return {
-    async send(data, event) {
+    async send(data, event, id) {
       if (closed()) return;
       wrote = true;
       if (full) {
@@ -72,7 +73,7 @@ export function openEventStream(reply: FastifyReply): EventStream {
         if (res.writableNeedDrain) await drained();
         if (closed()) return;
       }
-      pending += `${event === undefined ? '' : `event: ${event}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+      pending += `${event === undefined ? '' : `event: ${event}\n`}${id === undefined ? '' : `id: ${id}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
       if (pending.length < MAX_BATCH) {
         if (!scheduled) {
           scheduled = true;

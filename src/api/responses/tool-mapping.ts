@@ -109,10 +109,10 @@ function admitTool(t: RawTool, at: string, key: KeyRecord): void {
   const type = t.type === 'shell' && t.environment?.type === 'local' ? 'shell/local' : String(t.type);
   const entry = RESPONSE_TOOL_SWITCHES[type];
   if (!entry) throw unsupportedParameter(`${at}.type`, `The tool type '${t.type}' is not offered.`);
+  if (!entry.offered) throw unsupportedParameter(`${at}.type`, `The ${t.type} tool is not offered yet.`);
   if (entry.permission && !key.permissions[entry.permission]) {
     throw modelNotAllowed(`This API key does not have the '${entry.permission}' permission, which the ${t.type} tool needs.`, `${at}.type`);
   }
-  if (!entry.offered) throw unsupportedParameter(`${at}.type`, `The ${t.type} tool is not offered yet.`);
 }
 
 export function mapTools(tools: readonly RawTool[] | null | undefined, choice: unknown, key: KeyRecord): MappedTools {
