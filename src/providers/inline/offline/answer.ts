@@ -3,6 +3,7 @@
 // pretend it can browse, and reports tool results.
 import { findArithmetic, formatNumber, type Arithmetic } from './arithmetic.ts';
 import type { Conversation } from './conversation.ts';
+import { isShellName } from './command-intent.ts';
 import type { Rng } from './rng.ts';
 
 export type Verbosity = 'low' | 'medium' | 'high';
@@ -78,6 +79,27 @@ const LIMITS: Record<Verbosity, { echoWords: number; toolChars: number; summaryS
   high: { echoWords: 2000, toolChars: 4000, summarySentences: 4 },
 };
 
+/**
+ * What a command printed, from a shell tool's result: the Responses shell output
+ * entries (stdout, else stderr), an object with `output`/`stdout`, the `Output:` section
+ * Codex's exec_command result ends with, or the text itself.
+ */
+export function commandOutput(content: string): string {
+  try {
+    const v: unknown = JSON.parse(content);
+    if (Array.isArray(v)) return v.map((e) => (e && typeof e === 'object' ? String((e as { stdout?: unknown }).stdout || (e as { stderr?: unknown }).stderr || '') : '')).join('');
+    if (v && typeof v === 'object') {
+      const o = v as { output?: unknown; stdout?: unknown };
+      if (typeof o.output === 'string') return o.output;
+      if (typeof o.stdout === 'string') return o.stdout;
+    }
+  } catch {
+    // not JSON: read it as text
+  }
+  const section = /(?:^|\n)Output:\n([\s\S]*)$/.exec(content);
+  return section ? section[1]! : content;
+}
+
 function clip(text: string, max: number): string {
   return text.length <= max ? text : text.slice(0, max) + '…';
 }
@@ -94,6 +116,10 @@ function composeRaw(conv: Conversation, verbosity: Verbosity, rng: Rng): Answer 
   if (conv.toolResults.length === 1) {
     const only = conv.toolResults[0]!;
     const from = verbosity === 'high' && only.name ? ` (from ${only.name})` : '';
+    if (only.name && isShellName(only.name)) {
+      const printed = commandOutput(only.content).trim();
+      return { intent: 'tool_result', text: printed ? `The command printed: ${clip(printed, limits.toolChars)}` : 'The command ran and printed nothing.' };
+    }
     return { intent: 'tool_result', text: `The tool returned: ${clip(only.content, limits.toolChars)}${from}` };
   }
   if (conv.toolResults.length > 1) {

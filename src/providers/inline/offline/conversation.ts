@@ -45,7 +45,8 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
   let lastUser: ChatMessage | undefined;
   for (const m of messages) {
     if (m.role === 'system' || m.role === 'developer') instructions.push(m.content);
-    else if (m.role === 'user') lastUser = m;
+    // A message that is only a context block (Codex's <environment_context>) is not what the user asked.
+    else if (m.role === 'user' && !(lastUser && isContextBlock(m.content))) lastUser = m;
   }
   const attachments = { images: 0, files: 0, audio: 0 };
   if (lastUser && Array.isArray(lastUser.content)) {
@@ -69,6 +70,12 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
     attachments,
     toolResults,
   };
+}
+
+/** `<tag ...>...</tag>` and nothing else (only the first READ_CHARS are looked at). */
+function isContextBlock(content: ChatMessage['content']): boolean {
+  const text = typeof content === 'string' ? content : userText(content);
+  return /^\s*<([A-Za-z_][\w-]*)[^>]*>/.test(text) && /<\/[A-Za-z_][\w-]*>\s*$/.test(text.slice(-READ_CHARS));
 }
 
 function toolNameFor(messages: readonly ChatMessage[], before: number, callId: string): string | undefined {

@@ -3,6 +3,7 @@
 // description appear in the last user message.
 import type { FunctionTool, ToolChoice } from '../../types.ts';
 import { findArithmetic } from './arithmetic.ts';
+import { commandArguments, commandFrom, computerTool, fileEditFrom, patchArguments, patchTool, screenActionsFrom, shellTool } from './command-intent.ts';
 import { createHints, splitName } from './hints.ts';
 import { generateJson, type GenerationLimits } from './json-from-schema.ts';
 import { randomId, type Rng } from './rng.ts';
@@ -88,7 +89,33 @@ export function chooseTools(input: ToolPlanInput): FunctionTool[] {
   return picked;
 }
 
+/**
+ * A client-run tool the message clearly asks for (a command to run, a file to write, a
+ * screen action), with arguments taken from the message rather than generated.
+ */
+function intentCall(input: ToolPlanInput): { tool: FunctionTool; args: Record<string, unknown> } | undefined {
+  const { toolChoice } = input;
+  if (toolChoice === 'none' || (toolChoice === 'auto' && input.afterToolResult)) return undefined;
+  const allowed = typeof toolChoice === 'object' ? input.tools.filter((t) => t.name === toolChoice.name) : input.tools;
+  const shell = shellTool(allowed);
+  const command = shell && commandFrom(input.message);
+  if (shell && command) return { tool: shell, args: commandArguments(shell, command) };
+  const patch = patchTool(allowed);
+  const edit = patch && fileEditFrom(input.message);
+  if (patch && edit) return { tool: patch.tool, args: patchArguments(patch, edit) };
+  const computer = computerTool(allowed);
+  const actions = computer && screenActionsFrom(input.message);
+  if (computer && actions) return { tool: computer, args: { actions } };
+  return undefined;
+}
+
 export function planToolCalls(input: ToolPlanInput, rng: Rng, limits?: GenerationLimits): PlannedCall[] {
+  const intent = intentCall(input);
+  if (intent) {
+    const text = JSON.stringify(intent.args);
+    const fits = limits === undefined || text.length <= limits.maxChars;
+    return [{ index: 0, id: randomId(rng, 'call_'), name: intent.tool.name, arguments: fits ? text : text.slice(0, limits.maxChars), ...(fits ? {} : { truncated: true }) }];
+  }
   const arithmetic = findArithmetic(input.message);
   return chooseTools(input).map((tool, index) => {
     // Fresh hints per call, so each call reads the message from the start.

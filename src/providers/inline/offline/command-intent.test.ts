@@ -1,0 +1,103 @@
+// The offline engine uses client-run tools when asked: Codex's exec_command, a shell
+// tool, apply_patch (as a function or a freeform patch tool), the computer tool; and
+// answers from what the command printed.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ChatMessage, FunctionTool, StreamPart } from '../../types.ts';
+import { commandFrom, fileEditFrom, v4aPatch } from './command-intent.ts';
+import { createOfflineEngine } from './index.ts';
+
+const engine = createOfflineEngine();
+const str = { type: 'string' };
+const execCommand: FunctionTool = {
+  name: 'exec_command',
+  description: 'Runs a command in a PTY, returning output or a session ID for ongoing interaction.',
+  parameters: { type: 'object', properties: { cmd: str, workdir: str, yield_time_ms: { type: 'number' }, max_output_tokens: { type: 'number' } }, required: ['cmd'] },
+};
+const codexTools: FunctionTool[] = [
+  execCommand,
+  { name: 'write_stdin', description: 'Writes characters to an existing unified exec session.', parameters: { type: 'object', properties: { session_id: { type: 'number' }, chars: str }, required: ['session_id'] } },
+  { name: 'view_image', description: 'View a local image from the filesystem.', parameters: { type: 'object', properties: { path: str }, required: ['path'] } },
+  { name: 'request_user_input', description: 'Ask the user a question.', parameters: { type: 'object', properties: { question: str }, required: ['question'] } },
+];
+const shell: FunctionTool = { name: 'shell', parameters: { type: 'object', properties: { commands: { type: 'array', items: str }, timeout_ms: { type: 'integer' } }, required: ['commands'] } };
+const argvShell: FunctionTool = { name: 'shell', parameters: { type: 'object', properties: { command: { type: 'array', items: str }, workdir: str }, required: ['command'] } };
+const applyPatch: FunctionTool = {
+  name: 'apply_patch',
+  parameters: { type: 'object', properties: { type: { type: 'string', enum: ['create_file', 'update_file', 'delete_file'] }, path: str, diff: str }, required: ['type', 'path'] },
+};
+const freeformPatch: FunctionTool = { name: 'apply_patch', description: 'Use the apply_patch tool to edit files.', parameters: { type: 'object', properties: { input: str }, required: ['input'], additionalProperties: false } };
+const computer: FunctionTool = { name: 'computer', parameters: { type: 'object', properties: { actions: { type: 'array', items: { type: 'object' } } }, required: ['actions'] } };
+
+async function run(messages: ChatMessage[], tools: FunctionTool[]): Promise<StreamPart[]> {
+  const out: StreamPart[] = [];
+  for await (const p of engine.chat({ model: 'agent', messages, tools }, new AbortController().signal)) out.push(p);
+  return out;
+}
+function call(parts: StreamPart[]): { name: string; args: any } {
+  const start = parts.find((p) => p.type === 'tool-input-start');
+  assert.ok(start, JSON.stringify(parts.slice(0, 5)));
+  const args = parts.flatMap((p) => (p.type === 'tool-input-delta' ? [p.delta] : [])).join('');
+  return { name: start.toolName, args: JSON.parse(args) };
+}
+const text = (parts: StreamPart[]) => parts.flatMap((p) => (p.type === 'text-delta' ? [p.delta] : [])).join('');
+
+test('the command a message asks to run', () => {
+  assert.equal(commandFrom('Run `echo PINEAPPLE` and tell me what it prints'), 'echo PINEAPPLE');
+  assert.equal(commandFrom('Run the shell command echo with the word MANGO and tell me its output.'), 'echo MANGO');
+  assert.equal(commandFrom('Please run `echo` with the word KIWI and report its output'), 'echo KIWI');
+  assert.equal(commandFrom('Use the shell to run ls -la'), 'ls -la');
+  assert.equal(commandFrom('execute `date`'), 'date');
+  assert.equal(commandFrom('What is the weather in Paris?'), undefined);
+});
+
+test('Codex: exec_command gets the command as cmd, behind a long developer message and an environment context', async () => {
+  const messages: ChatMessage[] = [
+    { role: 'developer', content: 'You are Codex. '.repeat(1200) },
+    { role: 'user', content: '<environment_context>\n  <cwd>/tmp/work</cwd>\n  <shell>bash</shell>\n</environment_context>' },
+    { role: 'user', content: 'Run the shell command echo with the word PINEAPPLE and tell me its output.' },
+  ];
+  const c = call(await run(messages, codexTools));
+  assert.deepEqual(c, { name: 'exec_command', args: { cmd: 'echo PINEAPPLE' } });
+  // Codex sends the whole history back with the output: the answer reports what was printed.
+  const answer = await run(
+    [
+      ...messages,
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', name: 'exec_command', arguments: '{"cmd":"echo PINEAPPLE"}' }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'Chunk ID: 1f2e\nWall time: 0.0012 seconds\nProcess exited with code 0\nOriginal token count: 3\nOutput:\nPINEAPPLE\n' },
+    ],
+    codexTools,
+  );
+  assert.equal(answer.some((p) => p.type === 'tool-input-start'), false, 'no second call');
+  assert.equal(text(answer), 'The command printed: PINEAPPLE');
+});
+
+test('a shell tool gets the command in the form its schema asks for; its output entries are read back', async () => {
+  assert.deepEqual(call(await run([{ role: 'user', content: 'Run `ls -la /tmp`' }], [shell])).args, { commands: ['ls -la /tmp'] });
+  assert.deepEqual(call(await run([{ role: 'user', content: 'Run `ls -la /tmp`' }], [argvShell])).args, { command: ['bash', '-lc', 'ls -la /tmp'] });
+  const answer = await run(
+    [
+      { role: 'user', content: 'Run `echo hi`' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c', name: 'shell', arguments: '{"commands":["echo hi"]}' }] },
+      { role: 'tool', tool_call_id: 'c', content: JSON.stringify([{ stdout: 'hi\n', stderr: '', outcome: { type: 'exit', exit_code: 0 } }]) },
+    ],
+    [shell],
+  );
+  assert.equal(text(answer), 'The command printed: hi');
+});
+
+test('a file to create or change becomes an apply_patch operation or a whole V4A patch', async () => {
+  const ask = 'Create a file hello.txt containing "Hello world"';
+  assert.deepEqual(fileEditFrom(ask), { kind: 'create', path: 'hello.txt', lines: ['Hello world'] });
+  assert.deepEqual(call(await run([{ role: 'user', content: ask }], [applyPatch])).args, { type: 'create_file', path: 'hello.txt', diff: '+Hello world\n' });
+  const freeform = call(await run([{ role: 'user', content: ask }], [freeformPatch]));
+  assert.equal(freeform.args.input, '*** Begin Patch\n*** Add File: hello.txt\n+Hello world\n*** End Patch\n');
+  const append = fileEditFrom('Add a line "bye" to notes.md');
+  assert.deepEqual(append, { kind: 'append', path: 'notes.md', lines: ['bye'] });
+  assert.equal(v4aPatch(append!), '*** Begin Patch\n*** Update File: notes.md\n@@\n+bye\n*** End Patch\n');
+});
+
+test('screen actions for the computer tool', async () => {
+  assert.deepEqual(call(await run([{ role: 'user', content: 'Take a screenshot of my screen' }], [computer])).args, { actions: [{ type: 'screenshot' }] });
+  assert.deepEqual(call(await run([{ role: 'user', content: 'Click at 120, 340' }], [computer])).args, { actions: [{ type: 'click', x: 120, y: 340, button: 'left' }] });
+});

@@ -1,0 +1,132 @@
+// Client-run tools the offline engine uses when asked: a command to run (Codex's
+// `exec_command`, a `shell` tool, the Responses local shell), a file to create or edit
+// (an `apply_patch` function or a freeform patch tool), a screen to look at (`computer`).
+// Each intent is read from the last user message only, and fills the tool's own schema
+// (a command as a string, an argv array or a list of commands), so a real client runs
+// exactly what the user asked for.
+import type { FunctionTool } from '../../types.ts';
+
+const SHELL_NAME = /^(?:exec_command|shell|local_shell|bash|sh|run_command|run_shell|run_shell_command|execute_command|execute|terminal|run_terminal_cmd|run_in_terminal|container_exec)$/i;
+const SHELL_WORDS = /shell|exec|command|bash|terminal/i;
+const PATCH_NAME = /patch|edit_file|write_file|create_file/i;
+
+type Schema = { type?: unknown; properties?: Record<string, Schema>; required?: unknown; items?: Schema };
+
+const props = (t: FunctionTool): Record<string, Schema> => ((t.parameters as Schema | undefined)?.properties ?? {}) as Record<string, Schema>;
+
+/** The property of a shell-like tool that holds the command, and its form. */
+function commandParam(t: FunctionTool): { name: string; form: 'string' | 'argv' | 'list' } | undefined {
+  const p = props(t);
+  for (const name of ['cmd', 'command', 'commands', 'script']) {
+    const s = p[name];
+    if (!s) continue;
+    if (s.type === 'array') return { name, form: name === 'commands' ? 'list' : 'argv' };
+    return { name, form: 'string' };
+  }
+  return undefined;
+}
+
+/** Is this the name of a tool that runs commands? */
+export function isShellName(name: string): boolean {
+  return SHELL_NAME.test(name) || SHELL_WORDS.test(name);
+}
+
+export function shellTool(tools: readonly FunctionTool[]): FunctionTool | undefined {
+  return tools.find((t) => SHELL_NAME.test(t.name) && commandParam(t)) ?? tools.find((t) => SHELL_WORDS.test(t.name) && commandParam(t));
+}
+
+const unquote = (s: string) => s.trim().replace(/^["'“”‘’]+|["'“”‘’.,;:!?]+$/g, '').trim();
+
+/**
+ * The command a message asks to run, or undefined. "Run `ls -la`", "run the shell
+ * command echo with the word MANGO" (→ `echo MANGO`), "execute date and tell me".
+ */
+export function commandFrom(message: string): string | undefined {
+  if (!/\b(?:run|execute|exec)\b|\buse the (?:shell|terminal)\b/i.test(message)) return undefined;
+  const withWord = (cmd: string, rest: string) => {
+    const m = /^\s*(?:with|using)\s+(?:the\s+)?(?:word|argument|text|string)s?\s+["'“‘]?([^\s"'”’.,;!?]+)/i.exec(rest);
+    return m ? `${cmd} ${m[1]}` : cmd;
+  };
+  const ticked = /`([^`\n]{1,500})`/.exec(message);
+  if (ticked) return withWord(ticked[1]!.trim(), message.slice(ticked.index + ticked[0].length));
+  const said = /\b(?:run|execute|exec)\s+(?:the\s+|this\s+)?(?:(?:shell|bash|terminal)\s+)?(?:command\s*:?\s*)?(.{1,500}?)(?=\s+(?:and|then)\b|[.?!;\n]|$)/i.exec(message);
+  if (!said) return undefined;
+  let cmd = unquote(said[1]!);
+  const word = /^(.+?)\s+(?:with|using)\s+(?:the\s+)?(?:word|argument|text|string)s?\s+["'“‘]?([^\s"'”’.,;!?]+)/i.exec(cmd);
+  if (word) cmd = `${word[1]} ${word[2]}`;
+  cmd = cmd.replace(/\s+(?:in|on|from|using|with)\s+(?:the\s+)?(?:shell|terminal|bash|command line)$/i, '').trim();
+  return cmd === '' || /^(?:it|this|that|the command)$/i.test(cmd) ? undefined : cmd;
+}
+
+/** The tool's arguments for a command, in the form its schema asks for. */
+export function commandArguments(tool: FunctionTool, command: string): Record<string, unknown> {
+  const param = commandParam(tool)!;
+  const value = param.form === 'string' ? command : param.form === 'list' ? [command] : ['bash', '-lc', command];
+  return { [param.name]: value };
+}
+
+// --- Files ----------------------------------------------------------------
+
+export function patchTool(tools: readonly FunctionTool[]): { tool: FunctionTool; form: 'operation' | 'freeform' } | undefined {
+  for (const t of tools) {
+    if (!PATCH_NAME.test(t.name) && !/\bpatch\b/i.test(t.description ?? '')) continue;
+    const p = props(t);
+    if (p.type && p.path) return { tool: t, form: 'operation' };
+    const strings = Object.entries(p).filter(([, s]) => s.type === 'string');
+    if (strings.length === 1 && Object.keys(p).length === 1) return { tool: t, form: 'freeform' };
+  }
+  return undefined;
+}
+
+export interface FileEdit {
+  kind: 'create' | 'append';
+  path: string;
+  lines: string[];
+}
+
+const PATH = String.raw`([\w./-]+\.[A-Za-z0-9]{1,8}|[\w-]+/[\w./-]+)`;
+const TEXT = String.raw`["'“‘]([^"'”’\n]{0,2000})["'”’]|(.{1,2000}?)(?:[.!?]\s*$|$)`;
+
+/** A file the message asks to create or change, or undefined. */
+export function fileEditFrom(message: string): FileEdit | undefined {
+  const create = new RegExp(String.raw`\b(?:create|write|make|add)\s+(?:a\s+|the\s+|new\s+)*(?:file\s+)?(?:called\s+|named\s+)?${PATH}\s+(?:containing|with(?:\s+the)?\s+(?:content|text|contents)|that\s+says|saying|with)\s*:?\s*(?:${TEXT})`, 'i').exec(message);
+  if (create) return { kind: 'create', path: create[1]!, lines: (create[2] ?? create[3] ?? '').split('\n') };
+  const writeTo = new RegExp(String.raw`\bwrite\s+["'“‘]([^"'”’\n]{0,2000})["'”’]\s+(?:to|into)\s+(?:the\s+)?(?:file\s+)?${PATH}`, 'i').exec(message);
+  if (writeTo) return { kind: 'create', path: writeTo[2]!, lines: (writeTo[1] ?? '').split('\n') };
+  const append = new RegExp(String.raw`\b(?:add|append)\s+(?:a\s+|the\s+)?line\s*:?\s*(?:["'“‘]([^"'”’\n]{0,2000})["'”’]|(\S.{0,2000}?))\s+(?:to|at the end of)\s+(?:the\s+)?(?:file\s+)?${PATH}`, 'i').exec(message);
+  if (append) return { kind: 'append', path: append[3]!, lines: [append[1] ?? append[2] ?? ''] };
+  return undefined;
+}
+
+/** A V4A diff body: every line added (a new file), or one hunk adding lines at the end. */
+export function v4aDiff(edit: FileEdit): string {
+  const added = edit.lines.map((l) => `+${l}`).join('\n');
+  return edit.kind === 'create' ? `${added}\n` : `@@\n${added}\n`;
+}
+
+/** A whole V4A patch, as freeform patch tools (Codex's apply_patch) take it. */
+export function v4aPatch(edit: FileEdit): string {
+  const header = edit.kind === 'create' ? `*** Add File: ${edit.path}` : `*** Update File: ${edit.path}`;
+  return `*** Begin Patch\n${header}\n${v4aDiff(edit)}*** End Patch\n`;
+}
+
+export function patchArguments(found: { tool: FunctionTool; form: 'operation' | 'freeform' }, edit: FileEdit): Record<string, unknown> {
+  if (found.form === 'freeform') return { [Object.keys(props(found.tool))[0]!]: v4aPatch(edit) };
+  return { type: edit.kind === 'create' ? 'create_file' : 'update_file', path: edit.path, diff: v4aDiff(edit) };
+}
+
+// --- Screen ---------------------------------------------------------------
+
+export function computerTool(tools: readonly FunctionTool[]): FunctionTool | undefined {
+  return tools.find((t) => /^computer/i.test(t.name) && props(t).actions);
+}
+
+/** Screen actions the message asks for, or undefined. */
+export function screenActionsFrom(message: string): Record<string, unknown>[] | undefined {
+  const click = /\b(double[- ]?click|click)\b[^\d]{0,40}?(\d{1,5})\s*[, ]\s*(\d{1,5})/i.exec(message);
+  if (click) return [{ type: /double/i.test(click[1]!) ? 'double_click' : 'click', x: Number(click[2]), y: Number(click[3]), ...(/double/i.test(click[1]!) ? {} : { button: 'left' }) }];
+  const type = /\btype\s+["'“‘]([^"'”’\n]{1,500})["'”’]/i.exec(message);
+  if (type) return [{ type: 'type', text: type[1] }];
+  if (/\b(?:screenshot|screen ?shot|look at (?:the|my) screen|what(?:'s| is) on (?:the|my) screen)\b/i.test(message)) return [{ type: 'screenshot' }];
+  return undefined;
+}
