@@ -71,7 +71,7 @@ export function newResponseId(): string {
 export function usageObject(usage: Usage) {
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: usage.cachedInputTokens ?? 0 },
+    input_tokens_details: { cached_tokens: usage.cachedInputTokens ?? 0, cache_write_tokens: 0 },
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
     total_tokens: usage.inputTokens + usage.outputTokens,
@@ -111,8 +111,8 @@ export function initialResponse(id: string, createdAt: number, body: ResponseBod
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: 'disabled',
-    usage: null,
-    user: body.user ?? null,
+    // `user` is a string or absent in the reference (not null).
+    ...(body.user ? { user: body.user } : {}),
     metadata: body.metadata ?? {},
   };
 }
