@@ -11,6 +11,8 @@ import { metricsRoutes } from './api/metrics/routes.ts';
 import { chatRoutes } from './api/chat/routes.ts';
 import { responseBatchEndpoint, responsesRoutes } from './api/responses/routes.ts';
 import { StoredResponses } from './api/responses/stored-responses.ts';
+import { Conversations } from './api/conversations/conversations-store.ts';
+import { conversationsRoutes } from './api/conversations/routes.ts';
 import type { ResponsesDeps } from './api/responses/response-call.ts';
 import { StoredCompletions } from './api/chat/stored-completions.ts';
 import { storedChatRoutes } from './api/chat/stored-routes.ts';
@@ -118,8 +120,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   storedChatRoutes(router, stored);
   completionsRoutes(router);
   filesRoutes(router, services.files);
-  const responses: ResponsesDeps = { stored: new StoredResponses(store.db), tools: emptyToolRegistry };
+  const conversations = new Conversations(store.db);
+  const responses: ResponsesDeps = { stored: new StoredResponses(store.db), tools: emptyToolRegistry, conversations };
   responsesRoutes(router, responses);
+  conversationsRoutes(router, conversations);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
   batchEndpoints.register(chatBatchEndpoint(services, stored, emptyToolRegistry));

@@ -268,6 +268,24 @@ export interface ResponsesTable {
   expires_at: number;
 }
 
+export interface ConversationsTable {
+  /** conv_… */
+  id: string;
+  account_id: string;
+  /** JSON Record<string, string> */
+  metadata: string;
+  next_seq: number;
+  created_at: number;
+}
+
+export interface ConversationItemsTable {
+  conversation_id: string;
+  seq: number;
+  item_id: string;
+  /** JSON item */
+  item: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   credit_transactions: CreditTransactionsTable;
@@ -279,6 +297,8 @@ export interface Database {
   batches: BatchesTable;
   batch_lines: BatchLinesTable;
   responses: ResponsesTable;
+  conversations: ConversationsTable;
+  conversation_items: ConversationItemsTable;
   meta: MetaTable;
   admin_tokens: AdminTokensTable;
   chat_completions: ChatCompletionsTable;

@@ -159,6 +159,12 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   const maxTokens = outputCap(body.max_output_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
   const earlier = await earlierItems(deps, accountId, body);
   const input = inputItems(body.input);
+  if (earlier.conversationId) {
+    // Checked now, not when the items are appended after the model ran.
+    const known = new Set(earlier.items.map((i) => i.id));
+    const at = input.findIndex((i) => known.has(i.id));
+    if (at >= 0) throw invalidRequest(`The conversation already has an item with id '${input[at]!.id}'.`, `input[${at}].id`);
+  }
   const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key);
 
   const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);

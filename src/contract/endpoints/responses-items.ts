@@ -1,6 +1,7 @@
 // Items of the Responses family: what `input` (and conversation `items`) accept, and
 // what a response's `output`, input-item lists and conversations hold (SPEC "Response").
 import { z } from 'zod';
+import { objectId } from '../fields.ts';
 
 // --- Content parts --------------------------------------------------------
 
@@ -16,14 +17,14 @@ const inputImage = z
   .looseObject({
     type: z.literal('input_image'),
     image_url: imageUrl.nullable().optional(),
-    file_id: z.string().nullable().optional(),
+    file_id: objectId().nullable().optional(),
     detail: z.enum(['low', 'high', 'auto', 'original']).nullable().optional(),
     prompt_cache_breakpoint: cacheBreakpoint,
   })
   .refine((p) => p.image_url != null || p.file_id != null, { message: 'input_image needs image_url or file_id' });
 const inputFile = z.looseObject({
   type: z.literal('input_file'),
-  file_id: z.string().nullable().optional(),
+  file_id: objectId().nullable().optional(),
   file_data: z.string().nullable().optional(),
   file_url: z.string().nullable().optional(),
   filename: z.string().nullable().optional(),
@@ -70,7 +71,8 @@ const toolOutputPart = z.discriminatedUnion('type', [inputText, inputImage, inpu
 
 const itemStatus = z.enum(['in_progress', 'completed', 'incomplete']);
 const callId = z.string().min(1).max(64);
-const optionalId = z.string().nullable().optional();
+/** Item ids are kept in a conversation's text column: bounded, never NUL. */
+const optionalId = objectId().nullable().optional();
 
 const shellAction = z.looseObject({
   commands: z.array(z.string()),
@@ -154,7 +156,7 @@ export const responseInputItemSchema = z
         encrypted_content: z.string().nullable().optional(),
       }),
       z.looseObject({ type: z.literal('compaction'), id: optionalId, encrypted_content: z.string() }),
-      z.looseObject({ type: z.literal('item_reference'), id: z.string() }),
+      z.looseObject({ type: z.literal('item_reference'), id: objectId() }),
       z.looseObject({ type: z.literal('file_search_call'), id: z.string(), queries: z.array(z.string()).optional() }),
       z.looseObject({ type: z.literal('web_search_call'), id: z.string() }),
       z.looseObject({ type: z.literal('image_generation_call'), id: z.string(), result: z.string().nullable().optional() }),

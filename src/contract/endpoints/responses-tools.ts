@@ -1,7 +1,7 @@
 // Tools, tool choice, text format, reasoning and include of the Responses family
 // (SPEC "Responses", "Hosted tools in /responses").
 import { z } from 'zod';
-import { attributeFilterSchema, reasoningEffortSchema, verbositySchema } from '../fields.ts';
+import { attributeFilterSchema, objectId, reasoningEffortSchema, verbositySchema } from '../fields.ts';
 import { jsonSchemaObject } from '../json-schema-limits.ts';
 import type { Permission } from '../../keys/permissions.ts';
 
@@ -272,7 +272,7 @@ export const RESPONSE_INCLUDE_VALUES = [
 export const CONVERSATION_INCLUDE_VALUES = ['message.output_text.logprobs', 'message.input_image.image_url'] as const;
 
 /** `conversation`: an id or `{id}`. */
-export const conversationParamSchema = z.union([z.string(), z.looseObject({ id: z.string() })]).nullable();
+export const conversationParamSchema = z.union([objectId(), z.looseObject({ id: objectId() })]).nullable();
 
 /**
  * The key switch each tool type needs (SPEC "Hosted tools in /responses"), and whether

@@ -14,6 +14,7 @@ import * as m0011 from './0011_files.ts';
 import * as m0012 from './0012_hold_leases.ts';
 import * as m0013 from './0013_batches.ts';
 import * as m0014 from './0014_responses.ts';
+import * as m0015 from './0015_conversations.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_hold_leases': m0012,
   '0013_batches': m0013,
   '0014_responses': m0014,
+  '0015_conversations': m0015,
 };
 
 export const migrationProvider: MigrationProvider = {
