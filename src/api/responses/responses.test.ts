@@ -249,3 +249,25 @@ describe('batches', () => {
     assert.equal(toMicro(before) - toMicro(after.credits), charged);
   });
 });
+
+describe('input token counts', () => {
+  test('grow with input, instructions and tools; count a previous chain; free, even for an account without credits', async () => {
+    const account = await server.createAccount(0);
+    const { key } = await server.createKey({ account_id: account.id, permissions: { function_calling: true } });
+    const broke = server.openai(key);
+    const count = async (body: Record<string, unknown>) => (await broke.responses.inputTokens.count({ model: 'agent', ...body } as never)).input_tokens;
+    const base = await count({ input: 'What is the capital of France?' });
+    assert.ok(base > 0);
+    assert.ok((await count({ input: 'What is the capital of France? '.repeat(20) })) > base);
+    assert.ok((await count({ input: 'What is the capital of France?', instructions: 'Answer in one word.' })) > base);
+    assert.ok((await count({ input: 'What is the capital of France?', tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } }] })) > base);
+    const image = await count({ input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is the capital of France?' }, { type: 'input_image', image_url: 'https://example.com/a.png' }] }] });
+    assert.ok(image > base + 100, 'an image adds a fixed amount');
+    const stored = await client.responses.create({ model: 'agent', input: 'What is the capital of France?' });
+    const chained = await (await client.responses.inputTokens.count({ model: 'agent', previous_response_id: stored.id, input: 'and Spain?' })).input_tokens;
+    assert.ok(chained > (await count({ input: 'and Spain?' })) + 5);
+    assert.equal((await server.admin('GET', `/accounts/${account.id}`)).body.credits, 0);
+    await assert.rejects(count({ input: 'x', personality: 'friendly' }), (e: any) => e.status === 400 && e.param === 'personality');
+    await assert.rejects(count({ input: 'x', truncation: 'auto' }), (e: any) => e.status === 400 && e.param === 'truncation');
+  });
+});

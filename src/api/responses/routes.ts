@@ -1,7 +1,8 @@
 // POST /responses and the stored-response endpoints (SPEC "Responses"). The contract has
 // checked every field; an id the key's account cannot see (unknown, another account's,
 // expired, or made with store: false) is 404, the same everywhere.
-import { cancelResponse, createResponse, deleteResponse, getResponse, listInputItems } from '../../contract/endpoints/responses.ts';
+import { cancelResponse, createResponse, deleteResponse, getInputTokenCounts, getResponse, listInputItems } from '../../contract/endpoints/responses.ts';
+import { countInputTokens } from './input-tokens.ts';
 import { invalidRequest, notFound, responseNotCancellable } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
 import { consume } from '../stream-answer.ts';
@@ -40,6 +41,8 @@ export function responsesRoutes(router: Router, deps: ResponsesDeps, background?
     if (!body.stream) return (await responseOnce(started)) ?? reply;
     return streamResponse(reply, started);
   });
+
+  router.endpoint(getInputTokenCounts, async ({ body, key }) => countInputTokens(deps, key.accountId, body));
 
   router.endpoint(getResponse, async ({ params, key }) => {
     const found = await deps.stored.get(key.accountId, params.response_id!);
