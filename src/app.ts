@@ -11,6 +11,7 @@ import { metricsRoutes } from './api/metrics/routes.ts';
 import { chatRoutes } from './api/chat/routes.ts';
 import { responseBatchEndpoint, responsesRoutes } from './api/responses/routes.ts';
 import { StoredResponses } from './api/responses/stored-responses.ts';
+import { backgroundResponseJob, backgroundResponses } from './api/responses/background.ts';
 import { Conversations } from './api/conversations/conversations-store.ts';
 import { conversationsRoutes } from './api/conversations/routes.ts';
 import type { ResponsesDeps } from './api/responses/response-call.ts';
@@ -122,7 +123,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   filesRoutes(router, services.files);
   const conversations = new Conversations(store.db);
   const responses: ResponsesDeps = { stored: new StoredResponses(store.db), tools: emptyToolRegistry, conversations };
-  responsesRoutes(router, responses);
+  const background = backgroundResponses(services, responses);
+  services.jobRunner.handle(backgroundResponseJob, background.handler, { concurrency: config.backgroundResponses });
+  responsesRoutes(router, responses, background);
   conversationsRoutes(router, conversations);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();

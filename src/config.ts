@@ -36,6 +36,7 @@ const envSchema = z.object({
   AGENT_API_HOLD_LEASE_MS: intFrom(60_000, 1_000),
   AGENT_API_BATCH_CONCURRENCY: intFrom(4, 1),
   AGENT_API_BATCH_JOBS: intFrom(2, 1),
+  AGENT_API_BACKGROUND_RESPONSES: intFrom(8, 1),
   AGENT_API_INSTANCE_ID: optionalString.refine((v) => v === undefined || v.length <= 200, { message: 'must be at most 200 characters' }),
   AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
   AGENT_API_MAX_RPM: intFrom(10_000, 1),
@@ -78,6 +79,8 @@ export interface Config {
   batchConcurrency: number;
   /** Batches one instance runs at once. */
   batchJobs: number;
+  /** Background responses one instance runs at once. */
+  backgroundResponses: number;
   /** Credits the bootstrap account `default` gets, once per database (src/bootstrap/). */
   bootstrapCredits: number;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
@@ -135,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     holdLeaseMs: e.AGENT_API_HOLD_LEASE_MS,
     batchConcurrency: e.AGENT_API_BATCH_CONCURRENCY,
     batchJobs: e.AGENT_API_BATCH_JOBS,
+    backgroundResponses: e.AGENT_API_BACKGROUND_RESPONSES,
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')

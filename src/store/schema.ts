@@ -264,6 +264,7 @@ export interface ResponsesTable {
   input_items: string;
   /** JSON: a background run's checked request and key id, until it has run */
   request: string | null;
+  job_id: string | null;
   created_at: number;
   expires_at: number;
 }

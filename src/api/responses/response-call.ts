@@ -152,7 +152,20 @@ export interface StartOptions {
   createdAt?: number;
 }
 
-export async function startResponse(services: Services, deps: ResponsesDeps, call: Call, body: ResponseBody, key: KeyRecord, opts: StartOptions = {}): Promise<StartedResponse> {
+/** Everything a response needs before its model runs; a request that would be refused is refused here. */
+export interface PreparedResponse {
+  maxTokens: number;
+  earlierItems: Item[];
+  conversationId: string | null;
+  input: Item[];
+  mapped: ReturnType<typeof mapTools>;
+  messages: ChatMessage[];
+  attachments: number;
+  includeLogprobs: boolean;
+  request: ChatRequest;
+}
+
+export async function prepareResponse(services: Services, deps: ResponsesDeps, body: ResponseBody, key: KeyRecord): Promise<PreparedResponse> {
   checkCombinations(body);
   const accountId = key.accountId;
   const model = body.model as ChatModel;
@@ -205,6 +218,16 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
     logprobs: includeLogprobs || undefined,
     topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
   });
+  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, messages, attachments: counter.attachments, includeLogprobs, request };
+}
+
+export async function startResponse(services: Services, deps: ResponsesDeps, call: Call, body: ResponseBody, key: KeyRecord, opts: StartOptions = {}): Promise<StartedResponse> {
+  const accountId = key.accountId;
+  const model = body.model as ChatModel;
+  const prepared = await prepareResponse(services, deps, body, key);
+  const { maxTokens, input, mapped, messages, includeLogprobs, request } = prepared;
+  const counter = { attachments: prepared.attachments };
+  const earlier = { conversationId: prepared.conversationId };
   request.requestId = call.id;
 
   const estimate = estimateInputTokens([messages, mapped.functions, body.text?.format], counter.attachments);

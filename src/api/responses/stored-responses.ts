@@ -19,6 +19,7 @@ export interface StoredResponse {
   background: boolean;
   /** A background run's checked request, until it has run. */
   request: Record<string, any> | null;
+  jobId: string | null;
 }
 
 export interface SaveResponse {
@@ -29,15 +30,19 @@ export interface SaveResponse {
   conversationId: string | null;
   background?: boolean;
   request?: Record<string, unknown> | null;
+  jobId?: string | null;
 }
 
-const toStored = (row: Pick<ResponsesTable, 'response' | 'input_items' | 'previous_response_id' | 'conversation_id' | 'background' | 'request'>): StoredResponse => ({
+const COLUMNS = ['response', 'input_items', 'previous_response_id', 'conversation_id', 'background', 'request', 'job_id'] as const;
+
+const toStored = (row: Pick<ResponsesTable, (typeof COLUMNS)[number]>): StoredResponse => ({
   response: JSON.parse(row.response),
   inputItems: JSON.parse(row.input_items),
   previousResponseId: row.previous_response_id,
   conversationId: row.conversation_id,
   background: Number(row.background) === 1,
   request: row.request ? JSON.parse(row.request) : null,
+  jobId: row.job_id,
 });
 
 export class StoredResponses {
@@ -46,9 +51,10 @@ export class StoredResponses {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async save(input: SaveResponse): Promise<void> {
+  /** `db`: a transaction to write in (a background response is stored with its job). */
+  async save(input: SaveResponse, db: Kysely<Database> = this.db): Promise<void> {
     const createdAt = typeof input.response.created_at === 'number' ? input.response.created_at * 1000 : this.clock();
-    await this.db
+    await db
       .insertInto('responses')
       .values({
         id: String(input.response.id),
@@ -60,6 +66,7 @@ export class StoredResponses {
         response: JSON.stringify(input.response),
         input_items: JSON.stringify(input.inputItems),
         request: input.request ? JSON.stringify(input.request) : null,
+        job_id: input.jobId ?? null,
         created_at: createdAt,
         expires_at: createdAt + STORED_RESPONSE_TTL_MS,
       })
@@ -83,7 +90,7 @@ export class StoredResponses {
   async get(accountId: string, id: string): Promise<StoredResponse | undefined> {
     const row = await this.db
       .selectFrom('responses')
-      .select(['response', 'input_items', 'previous_response_id', 'conversation_id', 'background', 'request'])
+      .select([...COLUMNS])
       .where('id', '=', id)
       .where('account_id', '=', accountId)
       .where('expires_at', '>', this.clock())
@@ -95,7 +102,7 @@ export class StoredResponses {
   async byId(id: string): Promise<(StoredResponse & { accountId: string }) | undefined> {
     const row = await this.db
       .selectFrom('responses')
-      .select(['account_id', 'response', 'input_items', 'previous_response_id', 'conversation_id', 'background', 'request'])
+      .select(['account_id', ...COLUMNS])
       .where('id', '=', id)
       .executeTakeFirst();
     return row && { ...toStored(row), accountId: row.account_id };

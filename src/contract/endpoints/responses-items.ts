@@ -2,6 +2,15 @@
 // what a response's `output`, input-item lists and conversations hold (SPEC "Response").
 import { z } from 'zod';
 import { objectId } from '../fields.ts';
+import { MAX_MESSAGES } from './chat-schemas.ts';
+
+/**
+ * Bounds on request lists (zod checks a list's length before its items, so a list far
+ * past them is refused at once): parts, outputs, commands, actions.
+ */
+const MAX_LIST = 4_096;
+/** Token logprobs of an assistant message sent back. */
+const MAX_TOKENS_LIST = 100_000;
 
 // --- Content parts --------------------------------------------------------
 
@@ -52,12 +61,12 @@ const annotationSchema = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('file_path'), file_id: z.string(), index: z.number().int() }),
 ]);
 
-const topLogprob = z.looseObject({ token: z.string(), logprob: z.number(), bytes: z.array(z.number().int()) });
+const topLogprob = z.looseObject({ token: z.string(), logprob: z.number(), bytes: z.array(z.number().int()).max(64) });
 const outputText = z.looseObject({
   type: z.literal('output_text'),
   text: z.string(),
-  annotations: z.array(annotationSchema).optional(),
-  logprobs: z.array(topLogprob.extend({ top_logprobs: z.array(topLogprob) })).optional(),
+  annotations: z.array(annotationSchema).max(MAX_LIST).optional(),
+  logprobs: z.array(topLogprob.extend({ top_logprobs: z.array(topLogprob).max(20) })).max(MAX_TOKENS_LIST).optional(),
 });
 const refusal = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
 const plainText = z.looseObject({ type: z.enum(['text', 'summary_text', 'reasoning_text']), text: z.string() });
@@ -75,7 +84,7 @@ const callId = z.string().min(1).max(64);
 const optionalId = objectId().nullable().optional();
 
 const shellAction = z.looseObject({
-  commands: z.array(z.string()),
+  commands: z.array(z.string()).max(MAX_LIST),
   timeout_ms: z.number().int().nullable().optional(),
   max_output_length: z.number().int().nullable().optional(),
 });
@@ -115,7 +124,7 @@ export const responseInputItemSchema = z
         type: z.literal('message').optional(),
         id: optionalId,
         role: z.enum(['user', 'assistant', 'system', 'developer']),
-        content: z.union([z.string(), z.array(messagePart)]),
+        content: z.union([z.string(), z.array(messagePart).max(MAX_LIST)]),
         phase: z.enum(['commentary', 'final_answer']).nullable().optional(),
         status: itemStatus.nullable().optional(),
       }),
@@ -140,24 +149,24 @@ export const responseInputItemSchema = z
         type: z.literal('custom_tool_call_output'),
         id: optionalId,
         call_id: callId,
-        output: z.union([z.string(), z.array(toolOutputPart)]),
+        output: z.union([z.string(), z.array(toolOutputPart).max(MAX_LIST)]),
       }),
       z.looseObject({
         type: z.literal('function_call_output'),
         id: optionalId,
         call_id: callId,
-        output: z.union([z.string(), z.array(toolOutputPart)]),
+        output: z.union([z.string(), z.array(toolOutputPart).max(MAX_LIST)]),
         status: itemStatus.nullable().optional(),
       }),
       z.looseObject({
         type: z.literal('reasoning'),
         id: optionalId,
-        summary: z.array(summaryPart),
+        summary: z.array(summaryPart).max(MAX_LIST),
         encrypted_content: z.string().nullable().optional(),
       }),
       z.looseObject({ type: z.literal('compaction'), id: optionalId, encrypted_content: z.string() }),
       z.looseObject({ type: z.literal('item_reference'), id: objectId() }),
-      z.looseObject({ type: z.literal('file_search_call'), id: z.string(), queries: z.array(z.string()).optional() }),
+      z.looseObject({ type: z.literal('file_search_call'), id: z.string(), queries: z.array(z.string()).max(MAX_LIST).optional() }),
       z.looseObject({ type: z.literal('web_search_call'), id: z.string() }),
       z.looseObject({ type: z.literal('image_generation_call'), id: z.string(), result: z.string().nullable().optional() }),
       z.looseObject({ type: z.literal('code_interpreter_call'), id: z.string(), container_id: z.string().optional() }),
@@ -166,7 +175,7 @@ export const responseInputItemSchema = z
         type: z.literal('shell_call_output'),
         id: optionalId,
         call_id: callId,
-        output: z.array(shellOutputEntry),
+        output: z.array(shellOutputEntry).max(MAX_LIST),
         max_output_length: z.number().int().nullable().optional(),
       }),
       z.looseObject({
@@ -174,14 +183,14 @@ export const responseInputItemSchema = z
         id: z.string(),
         call_id: z.string(),
         action: computerAction.optional(),
-        actions: z.array(computerAction).optional(),
+        actions: z.array(computerAction).max(MAX_LIST).optional(),
       }),
       z.looseObject({
         type: z.literal('computer_call_output'),
         id: optionalId,
         call_id: callId,
         output: screenshot,
-        acknowledged_safety_checks: z.array(safetyCheck).nullable().optional(),
+        acknowledged_safety_checks: z.array(safetyCheck).max(MAX_LIST).nullable().optional(),
       }),
       z.looseObject({
         type: z.literal('apply_patch_call'),
@@ -198,7 +207,7 @@ export const responseInputItemSchema = z
         output: z.string().nullable().optional(),
       }),
       z.looseObject({ type: z.literal('mcp_call'), id: z.string(), server_label: z.string(), name: z.string(), arguments: z.string() }),
-      z.looseObject({ type: z.literal('mcp_list_tools'), id: z.string(), server_label: z.string(), tools: z.array(z.looseObject({ name: z.string() })) }),
+      z.looseObject({ type: z.literal('mcp_list_tools'), id: z.string(), server_label: z.string(), tools: z.array(z.looseObject({ name: z.string() })).max(MAX_LIST) }),
       z.looseObject({ type: z.literal('mcp_approval_request'), id: z.string(), server_label: z.string(), name: z.string(), arguments: z.string() }),
       z.looseObject({
         type: z.literal('mcp_approval_response'),
@@ -213,7 +222,7 @@ export const responseInputItemSchema = z
   .meta({ id: 'ResponseInputItem' });
 
 /** `input`: text, or a list of items. */
-export const responseInputSchema = z.union([z.string(), z.array(responseInputItemSchema)]);
+export const responseInputSchema = z.union([z.string(), z.array(responseInputItemSchema).max(MAX_MESSAGES, `input holds at most ${MAX_MESSAGES} items`)]);
 
 // --- Stored / returned items ---------------------------------------------
 

@@ -5,7 +5,7 @@ import { attributeFilterSchema, objectId, reasoningEffortSchema, verbositySchema
 import { jsonSchemaObject } from '../json-schema-limits.ts';
 import type { Permission } from '../../keys/permissions.ts';
 
-const allowedCallers = z.array(z.enum(['direct', 'programmatic'])).nullable().optional();
+const allowedCallers = z.array(z.enum(['direct', 'programmatic'])).max(2).nullable().optional();
 
 const location = z
   .looseObject({
@@ -62,7 +62,7 @@ const namespaceTool = z.looseObject({
 
 const webSearchTool = z.looseObject({
   type: z.literal(['web_search', 'web_search_2025_08_26']),
-  filters: z.looseObject({ allowed_domains: z.array(z.string()).nullable().optional() }).nullable().optional(),
+  filters: z.looseObject({ allowed_domains: z.array(z.string()).max(1_000).nullable().optional() }).nullable().optional(),
   user_location: location,
   search_context_size: z.enum(['low', 'medium', 'high']).optional(),
   external_web_access: z.boolean().optional(),
@@ -72,7 +72,7 @@ const webSearchPreviewTool = z.looseObject({
   type: z.literal(['web_search_preview', 'web_search_preview_2025_03_11']),
   user_location: location,
   search_context_size: z.enum(['low', 'medium', 'high']).optional(),
-  search_content_types: z.array(z.enum(['text', 'image'])).optional(),
+  search_content_types: z.array(z.enum(['text', 'image'])).max(2).optional(),
 });
 
 const codeInterpreterTool = z.looseObject({
@@ -102,7 +102,7 @@ const shellTool = z.looseObject({
         skills: z.array(z.union([skillReference, z.looseObject({ type: z.literal('inline') })])).max(200).optional(),
       }),
       // The caller's app runs the commands (a shell_call round trip).
-      z.looseObject({ type: z.literal('local'), skills: z.array(z.looseObject({ name: z.string(), path: z.string() })).optional() }),
+      z.looseObject({ type: z.literal('local'), skills: z.array(z.looseObject({ name: z.string(), path: z.string() })).max(200).optional() }),
       z.looseObject({ type: z.literal('container_reference'), container_id: z.string() }),
     ])
     .nullable()
@@ -112,7 +112,7 @@ const shellTool = z.looseObject({
 
 const fileSearchTool = z.looseObject({
   type: z.literal('file_search'),
-  vector_store_ids: z.array(z.string()),
+  vector_store_ids: z.array(z.string()).max(100),
   // SPEC Limits: search results 1 to 50.
   max_num_results: z.number().int().min(1).max(50).optional(),
   ranking_options: z
@@ -136,7 +136,7 @@ const imageGenerationTool = z.looseObject({
   action: z.enum(['generate', 'edit', 'auto']).optional(),
 });
 
-const mcpToolFilter = z.looseObject({ tool_names: z.array(z.string()).optional(), read_only: z.boolean().optional() });
+const mcpToolFilter = z.looseObject({ tool_names: z.array(z.string()).max(1_000).optional(), read_only: z.boolean().optional() });
 
 const mcpTool = z
   .looseObject({
@@ -148,7 +148,7 @@ const mcpTool = z
     server_description: z.string().optional(),
     authorization: z.string().optional(),
     headers: z.record(z.string(), z.string()).nullable().optional(),
-    allowed_tools: z.union([z.array(z.string()), mcpToolFilter]).nullable().optional(),
+    allowed_tools: z.union([z.array(z.string()).max(1_000), mcpToolFilter]).nullable().optional(),
     require_approval: z
       .union([z.enum(['always', 'never']), z.looseObject({ always: mcpToolFilter.optional(), never: mcpToolFilter.optional() })])
       .nullable()
@@ -193,7 +193,10 @@ export const responseToolSchema = z
   )
   .meta({ id: 'ResponseTool' });
 
-export const responseToolsSchema = z.array(responseToolSchema);
+/** OpenAI's own limit on tools. */
+const MAX_TOOLS = 128;
+
+export const responseToolsSchema = z.array(responseToolSchema).max(MAX_TOOLS, `tools holds at most ${MAX_TOOLS} tools`);
 
 /** POST /responses/input_tokens: the same tools without computer, computer_use_preview and apply_patch. */
 export const inputTokensToolsSchema = z.array(
@@ -202,7 +205,7 @@ export const inputTokensToolsSchema = z.array(
     [functionTool, customTool, namespaceTool, webSearchTool, webSearchPreviewTool, codeInterpreterTool, shellTool, fileSearchTool, imageGenerationTool, mcpTool],
     { error: 'tool type must be one of function, custom, namespace, web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, code_interpreter, shell, file_search, image_generation, mcp' },
   ),
-);
+).max(MAX_TOOLS, `tools holds at most ${MAX_TOOLS} tools`);
 
 const HOSTED_CHOICE_TYPES = [
   'web_search',

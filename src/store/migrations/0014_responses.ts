@@ -18,6 +18,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('input_items', 'text', (c) => c.notNull())
     /** JSON: what a background run needs to start (the checked request and the key), until it has run */
     .addColumn('request', 'text')
+    /** the job that runs a background response */
+    .addColumn('job_id', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .execute();

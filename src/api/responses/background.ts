@@ -1,0 +1,133 @@
+// Background responses (SPEC "Background response"): POST answers `queued` at once after
+// the same checks as a live call, and a durable job runs the response with a Run of its
+// own, through the pipeline a POST takes (the key as it is now, its limits, the account's
+// slot waited for, an activity row). Cancel moves queued or running work to `cancelled`
+// and aborts the model, which is charged only for what ran.
+//
+// After a restart: a run stopped by a shutdown (SIGTERM) goes back to `queued` and runs
+// again from the start, since nothing was delivered (what the first attempt ran was
+// charged, as for any call cut short); a run cut off by a crash (`kill -9`) cannot tell
+// how far it got and is not run twice: its next claim ends it `failed` with an error,
+// and its credit hold was released by the lease sweep.
+import { ApiError, serverError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { KeyRecord } from '../../keys/keys-service.ts';
+import { JobInterrupted, jobKind, type JobContext } from '../../jobs/types.ts';
+import { admitCall } from '../../pipeline/admit.ts';
+import { admitKey } from '../../pipeline/authenticate.ts';
+import { newCall, type Call } from '../../pipeline/call.ts';
+import { checkCall } from '../../pipeline/contract.ts';
+import { finishCall } from '../../pipeline/finish.ts';
+import { createResponse } from '../../contract/endpoints/responses.ts';
+import type { Services } from '../../services.ts';
+import { consume } from '../stream-answer.ts';
+import { collectResponse, initialResponse, newResponseId, prepareResponse, startResponse, type ResponseBody, type ResponsesDeps } from './response-call.ts';
+import type { BackgroundResponses } from './routes.ts';
+
+export const backgroundResponseJob = jobKind<{ responseId: string }, never, null>('responses.background', { maxAttempts: 2 });
+
+const RUNNING = ['queued', 'in_progress'];
+
+export function backgroundResponses(services: Services, deps: ResponsesDeps): BackgroundResponses & { handler: (ctx: JobContext<{ responseId: string }, never>) => Promise<null> } {
+  const { stored } = deps;
+
+  async function fail(id: string, response: Record<string, any>, error: ApiError): Promise<void> {
+    await stored.update(id, { ...response, status: 'failed', error: { code: error.code, message: error.message } }, { onlyIf: RUNNING });
+  }
+
+  return {
+    async enqueue({ body, call, key }) {
+      // Everything a live call would refuse is refused now, before anything is stored.
+      const prepared = await prepareResponse(services, deps, body, key);
+      const id = newResponseId();
+      const createdAt = Math.floor(Date.now() / 1000);
+      const response = { ...initialResponse(id, createdAt, body, prepared.maxTokens, prepared.conversationId), status: 'queued' };
+      await services.jobs.transaction(async (trx) => {
+        const job = await services.jobs.enqueue(backgroundResponseJob, { responseId: id }, { db: trx, accountId: key.accountId });
+        await stored.save(
+          {
+            accountId: key.accountId,
+            response,
+            inputItems: prepared.input,
+            previousResponseId: body.previous_response_id ?? null,
+            conversationId: prepared.conversationId,
+            background: true,
+            request: { body, keyId: key.id, ip: call.ip },
+            jobId: job.id,
+          },
+          trx,
+        );
+      });
+      return response;
+    },
+
+    async cancel(accountId, id) {
+      const found = await stored.get(accountId, id);
+      if (!found) return undefined;
+      const cancelled = { ...found.response, status: 'cancelled' };
+      if (!(await stored.update(id, cancelled, { onlyIf: RUNNING, keepRequest: true }))) return (await stored.get(accountId, id))?.response;
+      if (found.jobId) await services.jobs.cancel(found.jobId);
+      return cancelled;
+    },
+
+    async handler(ctx) {
+      const { responseId } = ctx.payload;
+      const row = await stored.byId(responseId);
+      if (!row || !RUNNING.includes(row.response.status)) return null;
+      if (row.response.status === 'in_progress') {
+        // A previous attempt was cut off mid-run (a crash): it is not run twice.
+        await fail(responseId, row.response, serverError('The response was interrupted by a restart of the service before it finished.'));
+        return null;
+      }
+      const request = row.request as { body: ResponseBody; keyId: string; ip: string } | null;
+      const key = request && (await services.keys.get(request.keyId));
+      if (!request || !key) {
+        await fail(responseId, row.response, serverError("The response's API key no longer exists."));
+        return null;
+      }
+      if (!(await stored.update(responseId, { ...row.response, status: 'in_progress' }, { onlyIf: ['queued'], keepRequest: true }))) return null;
+      await run(ctx, responseId, row.response, request, key);
+      return null;
+    },
+  };
+
+  async function run(ctx: JobContext<{ responseId: string }, never>, id: string, response: Record<string, any>, request: { body: ResponseBody; ip: string }, key: KeyRecord): Promise<void> {
+    const call: Call = newCall({ id: newId('req_'), method: 'POST', route: { auth: 'key', contract: createResponse, endpoint: '/v1/responses' }, routeLabel: 'background /v1/responses', ip: request.ip, log: services.log.child({ response_id: id }) });
+    const stop = () => call.abort?.abort(ctx.signal.reason);
+    ctx.signal.addEventListener('abort', stop, { once: true });
+    let status = 200;
+    try {
+      admitKey(services, call, key);
+      checkCall(call, { body: request.body });
+      await admitCall(services, call, Date.now(), { waitForSlot: ctx.signal });
+      ctx.signal.throwIfAborted();
+      const started = await startResponse(services, deps, call, call.body as ResponseBody, key, { id, createdAt: response.created_at });
+      const ran = await consume(started.run, ctx.signal, () => collectResponse(started));
+      if (ran) {
+        await started.finish(ran.value, ran.credits, ran.usage);
+        return;
+      }
+      // Stopped: by a cancel (the response is already cancelled), or by a shutdown.
+      const reason = (ctx.signal.reason as JobInterrupted | undefined)?.reason;
+      if (reason === 'shutdown') {
+        await stored.update(id, { ...response, status: 'queued' }, { onlyIf: ['in_progress'], keepRequest: true });
+        ctx.signal.throwIfAborted();
+      }
+    } catch (err) {
+      if (err instanceof JobInterrupted) throw err;
+      const reason = (ctx.signal.reason as JobInterrupted | undefined)?.reason;
+      if (reason === 'shutdown') {
+        await stored.update(id, { ...response, status: 'queued' }, { onlyIf: ['in_progress'], keepRequest: true });
+        throw ctx.signal.reason;
+      }
+      const error = err instanceof ApiError ? err : serverError();
+      if (!(err instanceof ApiError)) call.log.error({ err }, 'background response failed');
+      status = error.status;
+      call.errorCode = error.code;
+      await fail(id, response, error);
+    } finally {
+      ctx.signal.removeEventListener('abort', stop);
+      await finishCall(services, call, status);
+    }
+  }
+}
