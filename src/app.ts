@@ -12,6 +12,7 @@ import { chatRoutes } from './api/chat/routes.ts';
 import { responseBatchEndpoint, responsesRoutes } from './api/responses/routes.ts';
 import { StoredResponses } from './api/responses/stored-responses.ts';
 import { backgroundResponseJob, backgroundResponses } from './api/responses/background.ts';
+import { Compaction, sealingKey } from './api/responses/compaction.ts';
 import { Conversations } from './api/conversations/conversations-store.ts';
 import { conversationsRoutes } from './api/conversations/routes.ts';
 import type { ResponsesDeps } from './api/responses/response-call.ts';
@@ -122,7 +123,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   completionsRoutes(router);
   filesRoutes(router, services.files);
   const conversations = new Conversations(store.db);
-  const responses: ResponsesDeps = { stored: new StoredResponses(store.db), tools: emptyToolRegistry, conversations };
+  const compaction = new Compaction(await sealingKey(store.db, config.secret));
+  const responses = { stored: new StoredResponses(store.db), tools: emptyToolRegistry, conversations, compaction } satisfies ResponsesDeps;
   const background = backgroundResponses(services, responses);
   services.jobRunner.handle(backgroundResponseJob, background.handler, { concurrency: config.backgroundResponses });
   responsesRoutes(router, responses, background);

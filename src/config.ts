@@ -25,6 +25,7 @@ const envSchema = z.object({
   }),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   AGENT_API_ADMIN_TOKEN: optionalString,
+  AGENT_API_SECRET: optionalString,
   AGENT_API_METRICS_TOKEN: optionalString,
   AGENT_API_BOOTSTRAP_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters',
@@ -68,6 +69,8 @@ export interface Config {
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
   logLevel: string;
   adminToken: string | undefined;
+  /** Seals compaction items (AGENT_API_SECRET); unset, a secret made once is kept in the database. */
+  secret: string | undefined;
   /** Bearer token GET /metrics requires; unset: /metrics is open. */
   metricsToken: string | undefined;
   bootstrapKey: string | undefined;
@@ -132,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     database,
     logLevel: e.LOG_LEVEL,
     adminToken: e.AGENT_API_ADMIN_TOKEN,
+    secret: e.AGENT_API_SECRET,
     metricsToken: e.AGENT_API_METRICS_TOKEN,
     bootstrapKey: e.AGENT_API_BOOTSTRAP_KEY,
     instanceId: e.AGENT_API_INSTANCE_ID ?? `${os.hostname()}:${e.PORT}`,

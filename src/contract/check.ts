@@ -62,6 +62,14 @@ export function paramPath(path: readonly PropertyKey[]): string {
  * "Invalid input"; the branch issue that got deepest says what is actually wrong.
  */
 export function specificIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+  // An object without the discriminator at all is wrong as a whole: name the object, not its missing key.
+  const tagged = issue as { note?: string; discriminator?: string; input?: unknown };
+  if (issue.code === 'invalid_union' && tagged.note === 'No matching discriminator' && tagged.discriminator !== undefined) {
+    const input = tagged.input;
+    if (input !== null && typeof input === 'object' && !Array.isArray(input) && !(tagged.discriminator in input) && issue.path.at(-1) === tagged.discriminator) {
+      return { path: issue.path.slice(0, -1), message: `expected an object with '${tagged.discriminator}': ${issue.message}` };
+    }
+  }
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     let best: z.core.$ZodIssue | undefined;
     for (const branch of issue.errors) {
@@ -176,7 +184,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
       for (const name of required) {
         if (input[name] === undefined) throw invalidRequest(`Missing required parameter: '${name}'.`, name);
       }
-      const parsed = validator.safeParse(known);
+      const parsed = validator.safeParse(known, { reportInput: true });
       if (!parsed.success) {
         const issue = specificIssue(parsed.error.issues[0]!);
         const param = paramPath(issue.path);

@@ -150,7 +150,7 @@ describe('continuation against a recording upstream', () => {
   let upstream: FakeUpstream;
   let server: TestServer;
   let client: OpenAI;
-  const env = (u: FakeUpstream) => ({ UPSTREAM_BASE_URL: u.baseUrl, UPSTREAM_MODEL_AGENT: 'up', UPSTREAM_MODEL_AGENT_THINK: 'up-think', UPSTREAM_MAX_RETRIES: '0' });
+  const env = (u: FakeUpstream) => ({ UPSTREAM_BASE_URL: u.baseUrl, UPSTREAM_MODEL_AGENT: 'up', UPSTREAM_MODEL_AGENT_THINK: 'up-think', UPSTREAM_MAX_RETRIES: '0', UPSTREAM_PRICE_INPUT_PER_MTOK: '1', UPSTREAM_PRICE_OUTPUT_PER_MTOK: '1' });
   before(async () => {
     let n = 0;
     upstream = await startFakeUpstream((_req, res) => {
@@ -184,6 +184,32 @@ describe('continuation against a recording upstream', () => {
     );
     const withInstructions = upstream.requests.at(-2)!.body.messages as { role: string; content: unknown }[];
     assert.deepEqual(withInstructions[0], { role: 'system', content: 'Be kind.' });
+  });
+
+  test('compact: the user messages plus one sealed item; sent back as input, the conversation goes on; a changed or foreign item is refused', async () => {
+    const first = await client.responses.create({ model: 'agent', input: 'My number is 42.' });
+    const second = await client.responses.create({ model: 'agent', previous_response_id: first.id, input: 'Remember it.' });
+    const compacted = (await (client.responses as any).compact({ model: 'agent', previous_response_id: second.id })) as any;
+    assert.equal(compacted.object, 'response.compaction');
+    assert.deepEqual(compacted.output.map((i: any) => [i.type, i.role]), [['message', 'user'], ['message', 'user'], ['compaction', undefined]]);
+    const sealed = compacted.output[2];
+    assert.match(sealed.id, /^cmp_/);
+    assert.ok(!Buffer.from(sealed.encrypted_content.slice(3), 'base64url').toString('latin1').includes(first.output_text), 'the content is encrypted');
+    assert.ok(compacted.usage.output_tokens > 0 && compacted.svc > 0, 'billed like a short response');
+    const summary = upstream.requests.at(-1)!;
+    assert.match(JSON.stringify(summary.body.messages), /Summarize the conversation/);
+
+    await client.responses.create({ model: 'agent', input: [...compacted.output, { role: 'user', content: 'What was my number?' }] });
+    const seen = (upstream.requests.at(-1)!.body.messages as { role: string; content: string }[]).map((m) => [m.role, m.content]);
+    assert.deepEqual(seen.slice(0, 2), [['user', 'My number is 42.'], ['user', 'Remember it.']]);
+    assert.match(String(seen[2]![0]), /^(developer|system)$/); // upstreams get developer messages as system
+    assert.match(String(seen[2]![1]), /^Summary of the conversation before this point: answer \d+/);
+    assert.deepEqual(seen.slice(3), [['assistant', first.output_text], ['assistant', second.output_text], ['user', 'What was my number?']]);
+
+    const tampered = { ...sealed, encrypted_content: sealed.encrypted_content.slice(0, -4) + (sealed.encrypted_content.endsWith('AAAA') ? 'BBBB' : 'AAAA') };
+    await assert.rejects(client.responses.create({ model: 'agent', input: [tampered, { role: 'user', content: 'x' }] }), (e: any) => e.status === 400 && e.param === 'input[0].encrypted_content');
+    const other = server.openai((await server.createKey()).key);
+    await assert.rejects(other.responses.create({ model: 'agent', input: [sealed, { role: 'user', content: 'x' }] }), (e: any) => e.status === 400 && e.param === 'input[0].encrypted_content');
   });
 
   test('a response made on one instance continues on another at once (same PostgreSQL database)', { skip: process.env.TEST_DATABASE !== 'postgres' && 'two instances share a database on PostgreSQL only' }, async () => {

@@ -1,7 +1,8 @@
 // POST /responses and the stored-response endpoints (SPEC "Responses"). The contract has
 // checked every field; an id the key's account cannot see (unknown, another account's,
 // expired, or made with store: false) is 404, the same everywhere.
-import { cancelResponse, createResponse, deleteResponse, getInputTokenCounts, getResponse, listInputItems } from '../../contract/endpoints/responses.ts';
+import { cancelResponse, compactConversation, createResponse, deleteResponse, getInputTokenCounts, getResponse, listInputItems } from '../../contract/endpoints/responses.ts';
+import { compact, type Compaction } from './compaction.ts';
 import { countInputTokens } from './input-tokens.ts';
 import { invalidRequest, notFound, responseNotCancellable } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
@@ -28,7 +29,7 @@ export interface BackgroundResponses {
   cancel(accountId: string, id: string): Promise<Record<string, any> | undefined>;
 }
 
-export function responsesRoutes(router: Router, deps: ResponsesDeps, background?: BackgroundResponses): void {
+export function responsesRoutes(router: Router, deps: ResponsesDeps & { compaction: Compaction }, background?: BackgroundResponses): void {
   const services = router.services;
 
   router.endpoint(createResponse, async ({ body, key, request, reply }) => {
@@ -43,6 +44,8 @@ export function responsesRoutes(router: Router, deps: ResponsesDeps, background?
   });
 
   router.endpoint(getInputTokenCounts, async ({ body, key }) => countInputTokens(deps, key.accountId, body));
+
+  router.endpoint(compactConversation, async ({ body, key, request, reply }) => (await compact(services, deps, request.state, body, key)) ?? reply);
 
   router.endpoint(getResponse, async ({ params, key }) => {
     const found = await deps.stored.get(key.accountId, params.response_id!);
