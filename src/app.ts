@@ -13,6 +13,8 @@ import { responseBatchEndpoint, responsesRoutes } from './api/responses/routes.t
 import { StoredResponses } from './api/responses/stored-responses.ts';
 import { backgroundResponseJob, backgroundResponses } from './api/responses/background.ts';
 import { Compaction, sealingKey } from './api/responses/compaction.ts';
+import { responsesWebSocket } from './api/responses/websocket.ts';
+import fastifyWebsocket from '@fastify/websocket';
 import { Conversations } from './api/conversations/conversations-store.ts';
 import { conversationsRoutes } from './api/conversations/routes.ts';
 import type { ResponsesDeps } from './api/responses/response-call.ts';
@@ -112,6 +114,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   if (released > 0) http.log.warn({ holds: released, instance: config.instanceId }, 'released the credit holds of calls cut off by the previous process');
 
   installPipeline(http, services);
+  await http.register(fastifyWebsocket, { options: { maxPayload: config.bodyLimitBytes } });
   const router = new Router(http, services);
   healthRoutes(http, services);
   metricsRoutes(http, services);
@@ -128,6 +131,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const background = backgroundResponses(services, responses);
   services.jobRunner.handle(backgroundResponseJob, background.handler, { concurrency: config.backgroundResponses });
   responsesRoutes(router, responses, background);
+  responsesWebSocket(http, services, responses);
   conversationsRoutes(router, conversations);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();

@@ -38,6 +38,7 @@ const envSchema = z.object({
   AGENT_API_BATCH_CONCURRENCY: intFrom(4, 1),
   AGENT_API_BATCH_JOBS: intFrom(2, 1),
   AGENT_API_BACKGROUND_RESPONSES: intFrom(8, 1),
+  AGENT_API_WS_SESSION_MS: intFrom(60 * 60_000, 1_000),
   AGENT_API_INSTANCE_ID: optionalString.refine((v) => v === undefined || v.length <= 200, { message: 'must be at most 200 characters' }),
   AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
   AGENT_API_MAX_RPM: intFrom(10_000, 1),
@@ -84,6 +85,8 @@ export interface Config {
   batchJobs: number;
   /** Background responses one instance runs at once. */
   backgroundResponses: number;
+  /** How long a Responses WebSocket session may last (SPEC: 60 minutes). */
+  wsSessionMs: number;
   /** Credits the bootstrap account `default` gets, once per database (src/bootstrap/). */
   bootstrapCredits: number;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
@@ -143,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     batchConcurrency: e.AGENT_API_BATCH_CONCURRENCY,
     batchJobs: e.AGENT_API_BATCH_JOBS,
     backgroundResponses: e.AGENT_API_BACKGROUND_RESPONSES,
+    wsSessionMs: e.AGENT_API_WS_SESSION_MS,
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')

@@ -1,0 +1,170 @@
+// The Responses WebSocket (GET /v1/responses with an upgrade), driven with `ws`: the
+// same events as SSE, charged and logged like a POST; unstored responses continued
+// within the session only; errors as error events on a socket that stays open; the
+// refusals at the upgrade; a socket closed mid-answer stops the model.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { toMicro } from '../../accounts/money.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../providers/remote/openai-compatible/fake-upstream.test-support.ts';
+import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+import { checkStream } from './event-checks.test-support.ts';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A socket whose messages queue up, read one at a time. */
+async function connect(server: TestServer, key: string) {
+  const ws = new WebSocket(`${server.baseURL.replace('http', 'ws')}/responses`, { headers: { authorization: `Bearer ${key}` } });
+  const queue: any[] = [];
+  const waiters: ((m: any) => void)[] = [];
+  ws.on('message', (d) => {
+    const m = JSON.parse(String(d));
+    const w = waiters.shift();
+    if (w) w(m);
+    else queue.push(m);
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const next = () => (queue.length ? Promise.resolve(queue.shift()) : new Promise<any>((r) => waiters.push(r)));
+  /** Every event of one response, to its last. */
+  const turn = async (body: Record<string, unknown>) => {
+    ws.send(JSON.stringify({ type: 'response.create', ...body }));
+    const events: any[] = [];
+    for (;;) {
+      const e = await next();
+      events.push(e);
+      if (e.type === 'error' || e.type === 'response.completed' || e.type === 'response.incomplete' || e.type === 'response.failed') return events;
+    }
+  };
+  return { ws, next, turn };
+}
+
+/** The status the upgrade was refused with, and the error body. */
+function refused(server: TestServer, key: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${server.baseURL.replace('http', 'ws')}/responses`, { headers: { authorization: `Bearer ${key}` } });
+    ws.on('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+    });
+    ws.on('open', () => reject(new Error('the upgrade was accepted')));
+    ws.on('error', () => undefined);
+  });
+}
+
+describe('the Responses WebSocket on the offline engine', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  test('a turn: the SSE events in order, numbered from 0; the response is stored, charged and logged like a POST', async () => {
+    const account = await server.createAccount(10);
+    const { key } = await server.createKey({ account_id: account.id });
+    const { ws, turn } = await connect(server, key);
+    const events = await turn({ model: 'agent-think', input: 'What is 6 * 7?' });
+    const final = checkStream(events);
+    assert.equal(final.status, 'completed');
+    const { output_text: _, ...stored } = (await server.openai(key).responses.retrieve(final.id)) as any;
+    assert.deepEqual(stored, final);
+    let acct = (await server.admin('GET', `/accounts/${account.id}`)).body;
+    for (let i = 0; i < 100 && acct.reserved_credits > 0; i++) acct = (await pause(10), (await server.admin('GET', `/accounts/${account.id}`)).body);
+    assert.equal(toMicro(10) - toMicro(acct.credits), toMicro(final.svc));
+    await pause(50);
+    const rows = (await server.admin('GET', '/activity?limit=50')).body.data as { account_id: string; endpoint: string; method: string; status: number }[];
+    assert.ok(rows.some((r) => r.account_id === account.id && r.endpoint === '/v1/responses' && r.method === 'POST' && r.status === 200));
+    ws.close();
+  });
+
+  test('store: false continues within the session, not from another socket; stored ones from anywhere', async () => {
+    const { key } = await server.createKey();
+    const a = await connect(server, key);
+    const first = (await a.turn({ model: 'agent', input: 'hello', store: false })).at(-1).response;
+    assert.equal(first.store, false);
+    const second = (await a.turn({ model: 'agent', input: 'again', previous_response_id: first.id })).at(-1);
+    assert.equal(second.type, 'response.completed');
+    assert.equal(second.response.previous_response_id, first.id);
+    const b = await connect(server, key);
+    const [error] = await b.turn({ model: 'agent', input: 'again', previous_response_id: first.id });
+    assert.equal(error.type, 'error');
+    assert.equal(error.status, 404);
+    assert.equal(error.error.param, 'previous_response_id');
+    const stored = (await b.turn({ model: 'agent', input: 'from b', previous_response_id: second.response.id })).at(-1);
+    assert.equal(stored.type, 'response.completed', 'a stored response continues from any socket');
+    a.ws.close();
+    b.ws.close();
+  });
+
+  test('errors are error events and the socket stays usable', async () => {
+    const { key } = await server.createKey();
+    const { ws, turn, next } = await connect(server, key);
+    const [bad] = await turn({ model: 'agent', input: 'hi', temperature: 9 });
+    assert.deepEqual([bad.type, bad.status, bad.error.param], ['error', 400, 'temperature']);
+    const [bg] = await turn({ model: 'agent', input: 'hi', background: true });
+    assert.deepEqual([bg.type, bg.status, bg.error.param], ['error', 400, 'background']);
+    ws.send(JSON.stringify({ type: 'response.steer', input: 'faster' }));
+    const steer = await next();
+    assert.deepEqual([steer.type, steer.status, steer.error.param], ['error', 400, 'type']);
+    ws.send('not json');
+    assert.equal((await next()).status, 400);
+    // A second create while one runs is refused; the first still finishes.
+    ws.send(JSON.stringify({ type: 'response.create', model: 'agent', input: 'Summarize: ' + 'trains and rivers. '.repeat(50) }));
+    ws.send(JSON.stringify({ type: 'response.create', model: 'agent', input: 'second' }));
+    const seen: any[] = [];
+    for (let e = await next(); ; e = await next()) {
+      seen.push(e);
+      if (e.type === 'response.completed') break;
+    }
+    assert.ok(seen.some((e) => e.type === 'error' && /already running/.test(e.error.message)));
+    assert.equal((await turn({ model: 'agent', input: 'What is 1 + 1?' })).at(-1).type, 'response.completed');
+    ws.close();
+  });
+
+  test('refused at the upgrade: a bad key 401; a GET without an upgrade 405 with Allow; a ninth socket 429', async () => {
+    const bad = await refused(server, 'sk-agent-nope');
+    assert.equal(bad.status, 401);
+    assert.equal(bad.body.error.code, 'invalid_api_key');
+    const { key } = await server.createKey();
+    const get = await server.fetch('/v1/responses', { key });
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.get('allow'), 'POST');
+    assert.equal((await get.json()).error.code, 'method_not_allowed');
+    const sockets = await Promise.all(Array.from({ length: 8 }, () => connect(server, key)));
+    const ninth = await refused(server, key);
+    assert.equal(ninth.status, 429);
+    for (const s of sockets) s.ws.close();
+  });
+});
+
+describe('a socket closed mid-answer', () => {
+  let upstream: FakeUpstream;
+  let server: TestServer;
+  before(async () => {
+    upstream = await startFakeUpstream(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 1000 && !res.destroyed; i++) {
+        res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `w${i} ` }, finish_reason: null }] })}\n\n`);
+        await pause(20);
+      }
+      res.end();
+    });
+    server = await startTestServer({ UPSTREAM_BASE_URL: upstream.baseUrl, UPSTREAM_MODEL_AGENT: 'up', UPSTREAM_MAX_RETRIES: '0' });
+  });
+  after(async () => {
+    await server.close();
+    await upstream.close();
+  });
+
+  test('stops the model: the upstream request is aborted', async () => {
+    const { key } = await server.createKey();
+    const { ws, next } = await connect(server, key);
+    ws.send(JSON.stringify({ type: 'response.create', model: 'agent', input: 'a long story' }));
+    while ((await next()).type !== 'response.output_text.delta');
+    ws.close();
+    await Promise.race([upstream.requests.at(-1)!.closed, pause(3000).then(() => assert.fail('the upstream request was not aborted'))]);
+  });
+});
