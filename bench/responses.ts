@@ -3,7 +3,9 @@
 // (bench/fake-upstream.mjs):
 //   1. time to first event (the first `data:` line after the request is sent) and to the
 //      end of the stream, at concurrency 1, the two surfaces taking turns in rounds;
-//   2. events per second: BENCH_CONNECTIONS streams kept in flight for BENCH_SECONDS,
+//   2. a turn's latency on the Responses WebSocket against the same request POSTed
+//      (non-streamed) on a kept-alive connection, sequentially;
+//   3. events per second: BENCH_CONNECTIONS streams kept in flight for BENCH_SECONDS,
 //      counting `data:` events delivered (a Responses stream has more events per answer
 //      than a chat stream: the created/in_progress/added/done events around the deltas,
 //      so answers per second are printed too).
@@ -15,6 +17,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import WebSocket from 'ws';
 import { freePort, percentile, startChild, stopChild } from './lib.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -87,6 +90,43 @@ async function sequential(port: number): Promise<Record<Surface, { first: number
   return out;
 }
 
+/** Turn latency: a WebSocket response.create to its last event, against the same request POSTed whole. */
+async function turns(port: number): Promise<{ ws: number[]; post: number[] }> {
+  const body = { model: 'agent', input: prompt, max_output_tokens: 128, store: false };
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/responses`, { headers: { authorization: `Bearer ${key}` } });
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  let done: (() => void) | null = null;
+  ws.on('message', (d) => {
+    const type = (JSON.parse(String(d)) as { type: string }).type;
+    if (type === 'response.completed' || type === 'response.incomplete' || type === 'error') done?.();
+  });
+  const wsTurn = () => new Promise<number>((resolve) => {
+    const t0 = performance.now();
+    done = () => resolve(performance.now() - t0);
+    ws.send(JSON.stringify({ type: 'response.create', ...body }));
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const payload = JSON.stringify(body);
+  const post = () => new Promise<number>((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request({ host: '127.0.0.1', port, path: '/v1/responses', method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(performance.now() - t0));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+  const out = { ws: [] as number[], post: [] as number[] };
+  for (let i = 0; i < 10; i++) await wsTurn(), await post();
+  for (let i = 0; i < c1Requests; i++) {
+    out.ws.push(await wsTurn());
+    out.post.push(await post());
+  }
+  ws.close();
+  agent.destroy();
+  return out;
+}
+
 async function concurrent(port: number, surface: Surface): Promise<{ eventsPerSec: number; answersPerSec: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const until = performance.now() + seconds * 1000;
@@ -129,6 +169,7 @@ async function measure(label: string, upstream: string | undefined): Promise<voi
   );
   try {
     const seq = await sequential(port);
+    const turn = await turns(port);
     const load = { chat: await concurrent(port, 'chat'), responses: await concurrent(port, 'responses') };
     const p = (xs: number[], q: number) => percentile([...xs].sort((a, b) => a - b), q).toFixed(2);
     console.log(`\n${label}`);
@@ -138,6 +179,7 @@ async function measure(label: string, upstream: string | undefined): Promise<voi
     }
     const ratio = (a: number, b: number) => `${((a / b) * 100).toFixed(1)}%`;
     const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+    console.log(`  WebSocket turn p50/p90 ms ${p(turn.ws, 50)} / ${p(turn.ws, 90)}   POST (whole response) p50/p90 ms ${p(turn.post, 50)} / ${p(turn.post, 90)}`);
     console.log(`  responses/chat: first event ${ratio(median(seq.responses.first), median(seq.chat.first))}, events/s ${ratio(load.responses.eventsPerSec, load.chat.eventsPerSec)}, answers/s ${ratio(load.responses.answersPerSec, load.chat.answersPerSec)}`);
   } finally {
     await stopChild(api);
