@@ -2,18 +2,16 @@
 // instance, started again, releases them at once (not an hour later), charging nothing.
 // The server runs as a real child process on the database the run selected.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/db.ts';
 import { startFakeUpstream, type FakeUpstream } from '../providers/remote/openai-compatible/fake-upstream.test-support.ts';
+import { freePort, startChildApp } from '../../test/helpers/child-app.ts';
 import { ADMIN_TOKEN, scratchDatabase } from '../../test/helpers/test-server.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const STREAMS = 20;
 
 let upstream: FakeUpstream;
@@ -32,40 +30,19 @@ after(async () => {
   await scratch.cleanup();
 });
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as net.AddressInfo;
-  srv.close();
-  return port;
-}
 
-async function startServer(port: number, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: scratch.dir,
-      DATABASE_URL: scratch.url,
-      LOG_LEVEL: 'warn',
-      AGENT_API_ADMIN_TOKEN: ADMIN_TOKEN,
-      AGENT_API_INSTANCE_ID: 'crash-test-instance',
-      AGENT_API_ACCOUNT_CONCURRENCY: '50',
-      UPSTREAM_BASE_URL: upstream.baseUrl,
-      UPSTREAM_MODEL_AGENT: 'upstream-small',
-      UPSTREAM_MAX_RETRIES: '0',
-      ...extraEnv,
-    },
-    stdio: 'ignore',
+function startServer(port: number, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+  return startChildApp(port, {
+    DATA_DIR: scratch.dir,
+    DATABASE_URL: scratch.url,
+    AGENT_API_ADMIN_TOKEN: ADMIN_TOKEN,
+    AGENT_API_INSTANCE_ID: 'crash-test-instance',
+    AGENT_API_ACCOUNT_CONCURRENCY: '50',
+    UPSTREAM_BASE_URL: upstream.baseUrl,
+    UPSTREAM_MODEL_AGENT: 'upstream-small',
+    UPSTREAM_MAX_RETRIES: '0',
+    ...extraEnv,
   });
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
-    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-    if (up) return child;
-    await delay(50);
-  }
-  throw new Error('the server did not start');
 }
 
 const adminAt = (origin: string) => async (method: string, url: string, body?: unknown) => {

@@ -3,17 +3,15 @@
 // killed with `kill -9`, the lines cut off are recorded failed and never run again.
 // The server runs as a real child process; a fake upstream counts the calls per line.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import OpenAI, { toFile } from 'openai';
 import { startFakeUpstream, type FakeUpstream } from '../../providers/remote/openai-compatible/fake-upstream.test-support.ts';
+import { freePort, startChildApp } from '../../../test/helpers/child-app.ts';
 import { ADMIN_TOKEN, scratchDatabase } from '../../../test/helpers/test-server.ts';
 
-const root = path.resolve(import.meta.dirname, '../../..');
 const LINES = 60;
 
 let upstream: FakeUpstream;
@@ -41,41 +39,21 @@ before(async () => {
 });
 after(() => upstream.close());
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as net.AddressInfo;
-  srv.close();
-  return port;
-}
 
-async function startServer(scratch: { dir: string; url: string }, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: scratch.dir,
-      DATABASE_URL: scratch.url,
-      LOG_LEVEL: 'warn',
-      AGENT_API_ADMIN_TOKEN: ADMIN_TOKEN,
-      AGENT_API_INSTANCE_ID: 'batch-restart',
-      AGENT_API_JOBS_POLL_MS: '50',
-      AGENT_API_BATCH_CONCURRENCY: '3',
-      UPSTREAM_BASE_URL: upstream.baseUrl,
-      UPSTREAM_MODEL_AGENT: 'up',
-      UPSTREAM_PRICE_INPUT_PER_MTOK: '1',
-      UPSTREAM_PRICE_OUTPUT_PER_MTOK: '1',
-      UPSTREAM_MAX_RETRIES: '0',
-    },
-    stdio: 'ignore',
+function startServer(scratch: { dir: string; url: string }, port: number): Promise<ChildProcess> {
+  return startChildApp(port, {
+    DATA_DIR: scratch.dir,
+    DATABASE_URL: scratch.url,
+    AGENT_API_ADMIN_TOKEN: ADMIN_TOKEN,
+    AGENT_API_INSTANCE_ID: 'batch-restart',
+    AGENT_API_JOBS_POLL_MS: '50',
+    AGENT_API_BATCH_CONCURRENCY: '3',
+    UPSTREAM_BASE_URL: upstream.baseUrl,
+    UPSTREAM_MODEL_AGENT: 'up',
+    UPSTREAM_PRICE_INPUT_PER_MTOK: '1',
+    UPSTREAM_PRICE_OUTPUT_PER_MTOK: '1',
+    UPSTREAM_MAX_RETRIES: '0',
   });
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return child;
-    await delay(50);
-  }
-  throw new Error('the server did not start');
 }
 
 async function createBatch(origin: string, tag: string) {

@@ -3,17 +3,15 @@
 // but ends failed with an error once another process takes over; either way it never
 // stays in_progress and no credits stay held. The server is a real child process.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { startFakeUpstream, type FakeUpstream } from '../../providers/remote/openai-compatible/fake-upstream.test-support.ts';
+import { freePort, startChildApp } from '../../../test/helpers/child-app.ts';
 import { ADMIN_TOKEN, scratchDatabase } from '../../../test/helpers/test-server.ts';
 
-const root = path.resolve(import.meta.dirname, '../../..');
 
 let upstream: FakeUpstream;
 before(async () => {
@@ -34,42 +32,22 @@ before(async () => {
 });
 after(() => upstream.close());
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as net.AddressInfo;
-  srv.close();
-  return port;
-}
 
-async function startServer(scratch: { dir: string; url: string }, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: scratch.dir,
-      DATABASE_URL: scratch.url,
-      LOG_LEVEL: 'warn',
-      AGENT_API_ADMIN_TOKEN: ADMIN_TOKEN,
-      AGENT_API_INSTANCE_ID: 'background-restart',
-      AGENT_API_JOBS_POLL_MS: '50',
-      // A crashed run's job is taken over after its lease; kept short here.
-      AGENT_API_JOB_LEASE_MS: '1500',
-      UPSTREAM_BASE_URL: upstream.baseUrl,
-      UPSTREAM_MODEL_AGENT: 'up',
-      UPSTREAM_PRICE_INPUT_PER_MTOK: '1',
-      UPSTREAM_PRICE_OUTPUT_PER_MTOK: '1',
-      UPSTREAM_MAX_RETRIES: '0',
-    },
-    stdio: 'ignore',
+function startServer(scratch: { dir: string; url: string }, port: number): Promise<ChildProcess> {
+  return startChildApp(port, {
+    DATA_DIR: scratch.dir,
+    DATABASE_URL: scratch.url,
+    AGENT_API_ADMIN_TOKEN: ADMIN_TOKEN,
+    AGENT_API_INSTANCE_ID: 'background-restart',
+    AGENT_API_JOBS_POLL_MS: '50',
+    // A crashed run's job is taken over after its lease; kept short here.
+    AGENT_API_JOB_LEASE_MS: '1500',
+    UPSTREAM_BASE_URL: upstream.baseUrl,
+    UPSTREAM_MODEL_AGENT: 'up',
+    UPSTREAM_PRICE_INPUT_PER_MTOK: '1',
+    UPSTREAM_PRICE_OUTPUT_PER_MTOK: '1',
+    UPSTREAM_MAX_RETRIES: '0',
   });
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return child;
-    await delay(50);
-  }
-  throw new Error('the server did not start');
 }
 
 for (const [how, signal] of [
