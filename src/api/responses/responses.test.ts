@@ -271,3 +271,25 @@ describe('input token counts', () => {
     await assert.rejects(count({ input: 'x', truncation: 'auto' }), (e: any) => e.status === 400 && e.param === 'truncation');
   });
 });
+
+describe('streaming a stored response', () => {
+  test('GET with stream=true replays the events, each against its schema, ending with the stored response; starting_after skips what was seen', async () => {
+    const r = await client.responses.create({ model: 'agent-think', input: 'What is 12 * 7?' });
+    const events = await collectEvents(await client.responses.retrieve(r.id, { stream: true }));
+    const final = checkStream(events);
+    const { output_text: _, ...stored } = r as any;
+    assert.deepEqual(final, stored);
+    const text = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    assert.equal(text, r.output_text);
+    const rest = await collectEvents(await client.responses.retrieve(r.id, { stream: true, starting_after: 3 }));
+    assert.deepEqual(rest.map((e) => e.sequence_number), events.slice(4).map((e) => e.sequence_number));
+  });
+
+  test('a background response streams once it has finished', async () => {
+    const queued = await client.responses.create({ model: 'agent', input: 'What is 3 + 3?', background: true });
+    const events = await collectEvents(await client.responses.retrieve(queued.id, { stream: true }));
+    const final = checkStream(events);
+    assert.equal(final.status, 'completed');
+    assert.match(final.output[0].content[0].text, /\b6\b/);
+  });
+});

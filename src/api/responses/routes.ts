@@ -12,6 +12,11 @@ import { serverError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { collectResponse, startResponse, type ResponseBody, type ResponsesDeps, type StartedResponse } from './response-call.ts';
 import { pageItems } from './stored-responses.ts';
+import { replayEvents } from './replay.ts';
+import { openEventStream } from '../../http/sse.ts';
+
+/** How often a streamed GET of a running background response looks for its end. */
+const REPLAY_POLL_MS = 100;
 import { streamResponse } from './response-stream.ts';
 
 const missing = (id: string) => notFound(`No response found with id '${id}'.`, 'response_id');
@@ -47,10 +52,20 @@ export function responsesRoutes(router: Router, deps: ResponsesDeps & { compacti
 
   router.endpoint(compactConversation, async ({ body, key, request, reply }) => (await compact(services, deps, request.state, body, key)) ?? reply);
 
-  router.endpoint(getResponse, async ({ params, key }) => {
-    const found = await deps.stored.get(key.accountId, params.response_id!);
+  router.endpoint(getResponse, async ({ params, query, key, request, reply }) => {
+    let found = await deps.stored.get(key.accountId, params.response_id!);
     if (!found) throw missing(params.response_id!);
-    return found.response;
+    if (query.stream !== true) return found.response;
+    // A background response still running is waited for, while the client stays.
+    while (found && (found.response.status === 'queued' || found.response.status === 'in_progress') && !request.raw.destroyed && !reply.raw.destroyed) {
+      await new Promise((r) => setTimeout(r, REPLAY_POLL_MS));
+      found = await deps.stored.get(key.accountId, params.response_id!);
+    }
+    if (!found) throw missing(params.response_id!);
+    const sse = openEventStream(reply);
+    for (const e of replayEvents(found.response, typeof query.starting_after === 'number' ? query.starting_after : undefined)) await sse.send(e, e.type);
+    sse.end();
+    return reply;
   });
 
   router.endpoint(deleteResponse, async ({ params, key }) => {

@@ -193,8 +193,8 @@ export const getResponse = defineEndpoint({
   params: responseIdParam,
   query: {
     include: includeRule,
-    stream: refused('streaming a stored response is not offered: poll GET /responses/{response_id}'),
-    starting_after: refused('resuming a response stream is not offered'),
+    stream: applied(z.stringbool(), "true: the response's events as a stream (a background response's once it has finished)"),
+    starting_after: applied(z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER), 'with stream: only the events after this sequence number'),
     include_obfuscation: noEffect('accepted without effect', z.stringbool()),
   },
   response: { schema: responseSchema },

@@ -1,0 +1,71 @@
+// GET /responses/{id}?stream=true: a stored response's events, rebuilt from the stored
+// object in the order the live stream sent them (each item added, its text in one
+// delta, its done events), numbered from 0; `starting_after` skips what a client has
+// already seen. A background response still queued or running is waited for first.
+import type { StreamEvent } from './output-builder.ts';
+import type { Item } from './items.ts';
+
+function itemEvents(item: Item, index: number): StreamEvent[] {
+  const at = { item_id: item.id, output_index: index };
+  switch (item.type) {
+    case 'message': {
+      const part = ((item.content as Record<string, unknown>[]) ?? [])[0] ?? { type: 'output_text', annotations: [], logprobs: [], text: '' };
+      const text = String(part.text ?? '');
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress', content: [] } },
+        { type: 'response.content_part.added', ...at, content_index: 0, part: { ...part, text: '' } },
+        ...(text ? [{ type: 'response.output_text.delta', ...at, content_index: 0, delta: text, logprobs: [] }] : []),
+        { type: 'response.output_text.done', ...at, content_index: 0, text, logprobs: [] },
+        { type: 'response.content_part.done', ...at, content_index: 0, part },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    }
+    case 'reasoning': {
+      const part = ((item.summary as Record<string, unknown>[]) ?? [])[0] ?? { type: 'summary_text', text: '' };
+      const text = String(part.text ?? '');
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, summary: [] } },
+        { type: 'response.reasoning_summary_part.added', ...at, summary_index: 0, part: { ...part, text: '' } },
+        ...(text ? [{ type: 'response.reasoning_summary_text.delta', ...at, summary_index: 0, delta: text }] : []),
+        { type: 'response.reasoning_summary_text.done', ...at, summary_index: 0, text },
+        { type: 'response.reasoning_summary_part.done', ...at, summary_index: 0, part },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    }
+    case 'function_call':
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, arguments: '', status: 'in_progress' } },
+        ...(item.arguments ? [{ type: 'response.function_call_arguments.delta', ...at, delta: item.arguments }] : []),
+        { type: 'response.function_call_arguments.done', ...at, name: item.name, arguments: item.arguments },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    case 'custom_tool_call':
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, input: '', status: 'in_progress' } },
+        { type: 'response.custom_tool_call_input.delta', ...at, delta: item.input },
+        { type: 'response.custom_tool_call_input.done', ...at, input: item.input },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    default:
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+  }
+}
+
+const FINAL: Record<string, string> = { completed: 'response.completed', incomplete: 'response.incomplete', failed: 'response.failed', cancelled: 'response.failed' };
+
+/** Every event of a finished response, numbered, after `startingAfter` when given. */
+export function replayEvents(response: Record<string, any>, startingAfter?: number): StreamEvent[] {
+  const opening: Record<string, any> = { ...response, status: 'in_progress', output: [], completed_at: null, incomplete_details: null, error: null };
+  delete opening.usage;
+  delete opening.svc;
+  const events: StreamEvent[] = [
+    { type: 'response.created', response: opening },
+    { type: 'response.in_progress', response: opening },
+    ...((response.output ?? []) as Item[]).flatMap(itemEvents),
+    { type: FINAL[response.status] ?? 'response.completed', response },
+  ];
+  return events.map((e, i) => ({ ...e, sequence_number: i })).filter((e) => startingAfter === undefined || e.sequence_number > startingAfter);
+}
