@@ -190,6 +190,10 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
         const param = paramPath(issue.path);
         throw invalidRequest(`Invalid value for '${param}': ${issue.message}`, param || null);
       }
+      // A limited field has no schema, so the parse dropped it; its checked value is what the handler reads.
+      for (const [name, value] of Object.entries(known)) {
+        if (topLevel.get(name)?.category === 'limited') (parsed.data as Record<string, unknown>)[name] = value;
+      }
       for (const [name, limit] of uploads) {
         const file = parsed.data[name] as { filename: string; bytes: number } | undefined;
         if (file && file.bytes > uploadLimitFor(limit, file.filename, parsed.data, true)) throw uploadTooLarge(name, limit);

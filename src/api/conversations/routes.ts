@@ -14,6 +14,7 @@ import {
 import { invalidRequest, notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
 import type { Conversations, Metadata } from './conversations-store.ts';
+import { forListing } from '../responses/items.ts';
 
 const missing = (id: string) => notFound(`No conversation found with id '${id}'.`, 'conversation_id');
 const missingItem = (id: string) => notFound(`No item found with id '${id}' in this conversation.`, 'item_id');
@@ -51,12 +52,14 @@ export function conversationsRoutes(router: Router, conversations: Conversations
       ...(query.order === 'asc' || query.order === 'desc' ? { order: query.order } : {}),
     });
     if (page === 'unknown_after') throw invalidRequest(`No item with id '${String(query.after)}' in this conversation.`, 'after');
-    return found(page, () => missing(params.conversation_id!));
+    const listed = found(page, () => missing(params.conversation_id!));
+    return { ...listed, data: forListing(listed.data, query.include as string[] | undefined) };
   });
 
-  router.endpoint(getConversationItem, async ({ params, key }) => {
+  router.endpoint(getConversationItem, async ({ params, query, key }) => {
     if (!(await conversations.get(key.accountId, params.conversation_id!))) throw missing(params.conversation_id!);
-    return found(await conversations.getItem(key.accountId, params.conversation_id!, params.item_id!), () => missingItem(params.item_id!));
+    const item = found(await conversations.getItem(key.accountId, params.conversation_id!, params.item_id!), () => missingItem(params.item_id!));
+    return forListing([item], query.include as string[] | undefined)[0]!;
   });
 
   router.endpoint(deleteConversationItem, async ({ params, key }) => {

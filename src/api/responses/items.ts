@@ -66,3 +66,16 @@ export function messageText(item: Record<string, unknown>): string {
   for (const p of content) if (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string') out += (p as { text: string }).text;
   return out;
 }
+
+/**
+ * Items as a listing shows them: an input image's URL only when `include` asks for
+ * `message.input_image.image_url` (the reference leaves it out otherwise; a data URL
+ * can be megabytes).
+ */
+export function forListing(items: readonly Item[], include: readonly string[] | null | undefined): Item[] {
+  if (include?.includes('message.input_image.image_url')) return [...items];
+  return items.map((item) => {
+    if (item.type !== 'message' || !Array.isArray(item.content) || !item.content.some((p: any) => p?.type === 'input_image' && p.image_url != null)) return item;
+    return { ...item, content: item.content.map((p: any) => (p?.type === 'input_image' && p.image_url != null ? { ...p, image_url: null } : p)) };
+  });
+}

@@ -108,7 +108,17 @@ describe('a response', () => {
     assert.equal(events.at(-1).type, 'response.incomplete');
   });
 
-  test('text.format json_schema: the output text is JSON of that shape', async () => {
+  test('include message.output_text.logprobs with top_logprobs: every text token carries its logprobs, streamed and stored', async () => {
+    const r = await client.responses.create({ model: 'agent', input: 'Say exactly: hello there', include: ['message.output_text.logprobs'], top_logprobs: 2 });
+    const part = (r.output[0] as any).content[0];
+    assert.ok(part.logprobs.length > 0);
+    assert.equal(part.logprobs.map((l: any) => l.token).join(''), part.text);
+    assert.equal(part.logprobs[0].top_logprobs.length, 2);
+    const plain = await client.responses.create({ model: 'agent', input: 'Say exactly: hello there' });
+    assert.deepEqual((plain.output[0] as any).content[0].logprobs, []);
+  });
+
+    test('text.format json_schema: the output text is JSON of that shape', async () => {
     const r = await client.responses.create({
       model: 'agent',
       input: 'What is 6 * 7?',
@@ -168,6 +178,15 @@ describe('storage and continuation', () => {
     assert.deepEqual(asc.data.map((i: any) => i.id), input.map((i) => i.id));
     assert.equal(asc.has_more, false);
     await assert.rejects(client.responses.inputItems.list(r.id, { include: ['foo' as never] }), (e: any) => e.status === 400 && e.param === 'include');
+  });
+
+  test("input items show an image's URL only with include message.input_image.image_url", async () => {
+    const url = 'https://example.com/cat.png';
+    const r = await client.responses.create({ model: 'agent', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: url, detail: 'auto' }] }] });
+    const plain = (await client.responses.inputItems.list(r.id)).data[0] as any;
+    assert.equal(plain.content[1].image_url, null);
+    const withUrl = (await client.responses.inputItems.list(r.id, { include: ['message.input_image.image_url'] })).data[0] as any;
+    assert.equal(withUrl.content[1].image_url, url);
   });
 });
 

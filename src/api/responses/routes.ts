@@ -12,6 +12,7 @@ import { serverError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { collectResponse, startResponse, type ResponseBody, type ResponsesDeps, type StartedResponse } from './response-call.ts';
 import { pageItems } from './stored-responses.ts';
+import { forListing } from './items.ts';
 import { replayEvents } from './replay.ts';
 import { openEventStream } from '../../http/sse.ts';
 
@@ -94,7 +95,7 @@ export function responsesRoutes(router: Router, deps: ResponsesDeps & { compacti
       order: query.order === 'asc' || query.order === 'desc' ? query.order : undefined,
     });
     if (page === 'unknown_after') throw invalidRequest(`No input item with id '${String(query.after)}' in this response.`, 'after');
-    return page;
+    return { ...page, data: forListing(page.data, query.include as string[] | undefined) };
   });
 }
 
