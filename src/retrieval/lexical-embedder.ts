@@ -1,0 +1,93 @@
+// The built-in embedder: no model weights (none can be downloaded, and no npm package
+// ships a sentence model's weights), so a strong lexical one. Each text becomes a bag
+// of hashed features: word stems (Porter, `stemmer`), stem bigrams, and character
+// 4-grams of each word (spelling variants and compounds meet); term weights are
+// sublinear (1 + ln tf), function words count little, every feature is hashed with a
+// sign (collisions cancel instead of piling up) into `dimensions` buckets, and the
+// vector is L2-normalized. Deterministic: the same text gives the same vector on every
+// instance and after every restart, so an index never needs rebuilding.
+import { stemmer } from 'stemmer';
+import { normalize, type Embedder } from './embedder.ts';
+
+const WORD = /[\p{L}\p{N}]+/gu;
+const STOP = new Set(
+  (
+    'a an and are as at be been being but by can could did do does doing for from had has have having he her here hers him his how i if in into is it its ' +
+    'itself just me more most my no nor not of off on once only or other our ours out over own same she should so some such than that the their theirs them ' +
+    'then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours'
+  ).split(' '),
+);
+
+const WEIGHT_STEM = 1;
+const WEIGHT_BIGRAM = 0.6;
+const WEIGHT_GRAMS = 0.5; // shared by a word's character 4-grams
+const WEIGHT_STOP = 0.15;
+/** A text's words read at most (the service's own model reads 512 tokens a chunk; words are fewer). */
+const MAX_WORDS = 4096;
+/** Yield to the event loop after this much work (ms). */
+const SLICE_MS = 4;
+
+/** 32-bit FNV-1a of a string's UTF-16 units, seeded by kind so a stem and a 4-gram never share a hash by construction. */
+function hash(s: string, seed: number): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+export class LexicalEmbedder implements Embedder {
+  readonly id: string;
+  constructor(readonly dimensions = 384) {
+    this.id = `lexical-v1-${dimensions}`;
+  }
+
+  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const out: Float32Array[] = [];
+    let sliceStart = performance.now();
+    for (const text of texts) {
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        signal?.throwIfAborted();
+        sliceStart = performance.now();
+      }
+      out.push(this.embedOne(text));
+    }
+    return out;
+  }
+
+  /** One text's vector, synchronously (bounded by MAX_WORDS). */
+  embedOne(text: string): Float32Array {
+    const weights = new Map<string, number>();
+    const add = (feature: string, w: number) => weights.set(feature, (weights.get(feature) ?? 0) + w);
+    let previous: string | null = null;
+    let words = 0;
+    for (const m of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
+      if (++words > MAX_WORDS) break;
+      const word = m[0];
+      if (STOP.has(word)) {
+        add(`w:${word}`, WEIGHT_STOP);
+        previous = null;
+        continue;
+      }
+      const stem = word.length > 2 && !/\d/.test(word) ? stemmer(word) : word;
+      add(`w:${stem}`, WEIGHT_STEM);
+      if (previous !== null) add(`b:${previous} ${stem}`, WEIGHT_BIGRAM);
+      previous = stem;
+      if (word.length >= 4) {
+        const padded = `<${word}>`;
+        const n = padded.length - 3;
+        for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 4)}`, WEIGHT_GRAMS / n);
+      }
+    }
+    const v = new Float32Array(this.dimensions);
+    for (const [feature, tf] of weights) {
+      const h = hash(feature, 0);
+      const sign = h & 1 ? 1 : -1;
+      // Sublinear: a term said ten times is not ten times as telling.
+      v[(h >>> 1) % this.dimensions]! += sign * (tf >= 1 ? 1 + Math.log(tf) : tf);
+    }
+    return normalize(v);
+  }
+}
