@@ -24,6 +24,12 @@ import { registerHousekeeping } from './jobs/housekeeping.ts';
 import { JobQueue } from './jobs/job-queue.ts';
 import { JobRunner } from './jobs/job-runner.ts';
 import { filesRoutes } from './api/files/routes.ts';
+import { ingestHandler, ingestJob } from './api/vector-stores/ingest.ts';
+import { vectorStoresRoutes } from './api/vector-stores/routes.ts';
+import { VectorStores } from './api/vector-stores/vector-stores-store.ts';
+import { HybridSearch } from './retrieval/hybrid-search.ts';
+import { loadEmbedder } from './retrieval/load-embedder.ts';
+import { passageIndex } from './retrieval/passage-index.ts';
 import { BatchEndpoints } from './api/batches/batch-endpoints.ts';
 import { batchJobHandler } from './api/batches/batch-job.ts';
 import { Batches, batchJob } from './api/batches/batches-service.ts';
@@ -73,6 +79,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const http = createHttpServer(config, options.logStream);
   // Before the database, so a blob directory that cannot be made leaves nothing open.
   const blobs = await DiskBlobStore.open(config.blobDir);
+  const embedder = await loadEmbedder(config.embedderModule);
   const store = await openStore(config.database, {
     onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
     walCheckpointMs: config.sqliteCheckpointMs,
@@ -125,6 +132,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   storedChatRoutes(router, stored);
   completionsRoutes(router);
   filesRoutes(router, services.files);
+  // Vector stores: rows, the hybrid search over the database's indexes, ingestion jobs.
+  const vectorStores = new VectorStores(store.db);
+  const index = passageIndex(store, config.database.kind === 'sqlite' ? config.database.file : undefined);
+  const vectorSearch = new HybridSearch(store.db, index, embedder);
+  const indexBytes = config.indexBytesPerAccount;
+  services.jobRunner.handle(ingestJob, ingestHandler({ store, files: services.files, vectorStores, embedder, accountIndexBytes: indexBytes }), { concurrency: config.ingestJobs });
+  vectorStoresRoutes(router, { vectorStores, search: vectorSearch, files: services.files, jobs, accountIndexBytes: indexBytes });
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
   const responses = { stored: new StoredResponses(store.db), tools: emptyToolRegistry, conversations, compaction } satisfies ResponsesDeps;
@@ -153,6 +167,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   registerHousekeeping(services.jobRunner, jobs, {
     expireStoredCompletions: () => stored.sweepExpired(),
     expireStoredResponses: () => responses.stored.expire(),
+    expireVectorStores: () => vectorStores.expire(),
     releaseStaleHolds: (olderThanMs) => services.ledger.releaseStale(olderThanMs),
     staleHoldsEveryMs: config.holdLeaseMs,
   });
@@ -177,6 +192,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await services.activity.close();
         await services.chat.provider.close?.();
         await services.limits.close();
+        await index.close();
         await store.close();
         (http.log as { flush?: () => void }).flush?.();
       })()),

@@ -39,6 +39,9 @@ const envSchema = z.object({
   AGENT_API_BATCH_JOBS: intFrom(2, 1),
   AGENT_API_BACKGROUND_RESPONSES: intFrom(8, 1),
   AGENT_API_WS_SESSION_MS: intFrom(60 * 60_000, 1_000),
+  AGENT_API_INGEST_JOBS: intFrom(2, 1),
+  AGENT_API_INDEX_MB_PER_ACCOUNT: intFrom(500, 1),
+  AGENT_API_EMBEDDER_MODULE: optionalString,
   AGENT_API_INSTANCE_ID: optionalString.refine((v) => v === undefined || v.length <= 200, { message: 'must be at most 200 characters' }),
   AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
   AGENT_API_MAX_RPM: intFrom(10_000, 1),
@@ -87,6 +90,12 @@ export interface Config {
   backgroundResponses: number;
   /** How long a Responses WebSocket session may last (SPEC: 60 minutes). */
   wsSessionMs: number;
+  /** Vector store files one instance indexes at once. */
+  ingestJobs: number;
+  /** Bytes of passages and vectors each account's search index may hold (SPEC: 500 MB). */
+  indexBytesPerAccount: number;
+  /** A module whose createEmbedder() replaces the built-in lexical embedder of the vector stores (docs/retrieval.md). */
+  embedderModule: string | undefined;
   /** Credits the bootstrap account `default` gets, once per database (src/bootstrap/). */
   bootstrapCredits: number;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
@@ -147,6 +156,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     batchJobs: e.AGENT_API_BATCH_JOBS,
     backgroundResponses: e.AGENT_API_BACKGROUND_RESPONSES,
     wsSessionMs: e.AGENT_API_WS_SESSION_MS,
+    ingestJobs: e.AGENT_API_INGEST_JOBS,
+    indexBytesPerAccount: e.AGENT_API_INDEX_MB_PER_ACCOUNT * 1024 * 1024,
+    embedderModule: e.AGENT_API_EMBEDDER_MODULE,
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')

@@ -8,6 +8,7 @@ import { jobKind } from './types.ts';
 
 export const sweepStoredCompletions = jobKind<null, never, number>('chat.stored-completions.expire');
 export const sweepStoredResponses = jobKind<null, never, number>('responses.expire');
+export const sweepVectorStores = jobKind<null, never, number>('vector_stores.expire');
 export const releaseStaleHolds = jobKind<null, never, number>('credits.stale-holds.release');
 export const pruneJobs = jobKind<null, never, number>('jobs.prune');
 
@@ -19,6 +20,8 @@ export interface Sweeps {
   expireStoredCompletions(): Promise<number>;
   /** Deletes expired stored responses; returns how many. */
   expireStoredResponses(): Promise<number>;
+  /** Expires vector stores idle past their expires_after (their passages go); returns how many. */
+  expireVectorStores(): Promise<number>;
   /** Releases credit holds whose lease ran out (or, without a lease, older than `olderThanMs`), charging nothing; returns how many. */
   releaseStaleHolds(olderThanMs: number): Promise<number>;
   /** How often the stale holds are swept: once a hold lease period. */
@@ -29,6 +32,7 @@ export function registerHousekeeping(runner: JobRunner, queue: JobQueue, sweeps:
   runner
     .recurring(sweepStoredCompletions, 60 * 60_000, () => sweeps.expireStoredCompletions())
     .recurring(sweepStoredResponses, 60 * 60_000, () => sweeps.expireStoredResponses())
+    .recurring(sweepVectorStores, 10 * 60_000, () => sweeps.expireVectorStores())
     .recurring(releaseStaleHolds, sweeps.staleHoldsEveryMs, () => sweeps.releaseStaleHolds(STALE_HOLD_MS))
     .recurring(pruneJobs, 60 * 60_000, () => queue.store.prune(Date.now() - FINISHED_JOB_RETENTION_MS));
 }

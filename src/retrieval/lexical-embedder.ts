@@ -91,3 +91,17 @@ export class LexicalEmbedder implements Embedder {
     return normalize(v);
   }
 }
+
+/** The telling words of a query (no function words), each with its stem, at most `max`. */
+export function queryTerms(text: string, max = 32): { word: string; stem: string }[] {
+  const seen = new Set<string>();
+  const out: { word: string; stem: string }[] = [];
+  for (const m of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
+    const word = m[0];
+    if (STOP.has(word) || seen.has(word)) continue;
+    seen.add(word);
+    out.push({ word, stem: word.length > 2 && !/\d/.test(word) ? stemmer(word) : word });
+    if (out.length >= max) break;
+  }
+  return out;
+}

@@ -5,6 +5,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Driver, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
+import * as sqliteVec from 'sqlite-vec';
 import type { Config } from '../config.ts';
 import { GroupCommit, type Write } from './group-commit.ts';
 import { migrationProvider } from './migrations/index.ts';
@@ -186,6 +187,8 @@ function openSqlite(file: string): SQLite.Database {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('busy_timeout = 5000');
   conn.pragma('foreign_keys = ON');
+  // The vector index (vec0 tables of the vector stores); a prebuilt extension from npm.
+  sqliteVec.load(conn);
   return conn;
 }
 

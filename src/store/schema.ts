@@ -306,6 +306,71 @@ export interface Database {
   chat_completion_metadata: ChatCompletionMetadataTable;
   jobs: JobsTable;
   files: FilesTable;
+  vector_stores: VectorStoresTable;
+  vector_store_files: VectorStoreFilesTable;
+  vector_store_file_batches: VectorStoreFileBatchesTable;
+  vector_store_chunks: VectorStoreChunksTable;
+}
+
+export interface VectorStoresTable {
+  /** vs_… */
+  id: string;
+  account_id: string;
+  name: string | null;
+  description: string | null;
+  /** JSON Record<string, string> */
+  metadata: string;
+  expires_after_days: number | null;
+  created_at: number;
+  last_active_at: number;
+  expired_at: number | null;
+  index_version: number;
+}
+
+export interface VectorStoreFilesTable {
+  vector_store_id: string;
+  /** the uploaded file's id (file-…) */
+  file_id: string;
+  account_id: string;
+  batch_id: string | null;
+  status: 'in_progress' | 'completed' | 'failed' | 'cancelled';
+  /** JSON {code, message} */
+  last_error: string | null;
+  /** JSON attributes */
+  attributes: string | null;
+  /** JSON {max_chunk_size_tokens, chunk_overlap_tokens} */
+  chunking: string;
+  usage_bytes: number;
+  chunk_count: number;
+  job_id: string | null;
+  created_at: number;
+  seq: number;
+}
+
+export interface VectorStoreFileBatchesTable {
+  /** vsfb_… */
+  id: string;
+  vector_store_id: string;
+  account_id: string;
+  status: 'in_progress' | 'cancelling' | 'cancelled' | 'completed';
+  created_at: number;
+}
+
+export interface VectorStoreChunksTable {
+  id: Generated<number>;
+  account_id: string;
+  vector_store_id: string;
+  file_id: string;
+  /** the chunk's position in its file */
+  seq: number;
+  text: string;
+  /** leading characters that repeat the end of the previous passage (the overlap) */
+  overlap_chars: number;
+  tokens: number;
+  /** what the chunk counts against the account's index cap: its text's UTF-8 bytes and its vector's */
+  bytes: number;
+  /** float32 little-endian */
+  embedding: Uint8Array;
 }
 
 export type { Generated };

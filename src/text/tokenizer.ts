@@ -215,3 +215,20 @@ export async function countTokensAsync(text: string): Promise<number> {
   if (text.length <= SYNC_CHARS) return countTokens(text);
   return new TokenCounter().add(text);
 }
+
+/**
+ * A text as small consecutive pieces (about 128 characters), each with its token count,
+ * cut where o200k always splits: the pieces' counts add up to the whole text's, so a
+ * caller can cut the text into token windows without decoding. Yields to the event loop
+ * between batches, like TokenCounter.
+ */
+export async function* tokenPieces(text: string): AsyncGenerator<{ text: string; tokens: number }> {
+  let batchStart = performance.now();
+  for (const piece of chunks(text, OUTPUT_CHUNK_CHARS)) {
+    if (performance.now() - batchStart >= BATCH_MS) {
+      await nextTurn();
+      batchStart = performance.now();
+    }
+    yield { text: piece, tokens: o200k.countTokens(piece, PLAIN_TEXT) };
+  }
+}

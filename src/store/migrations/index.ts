@@ -15,6 +15,7 @@ import * as m0012 from './0012_hold_leases.ts';
 import * as m0013 from './0013_batches.ts';
 import * as m0014 from './0014_responses.ts';
 import * as m0015 from './0015_conversations.ts';
+import * as m0016 from './0016_vector_stores.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0013_batches': m0013,
   '0014_responses': m0014,
   '0015_conversations': m0015,
+  '0016_vector_stores': m0016,
 };
 
 export const migrationProvider: MigrationProvider = {
