@@ -152,17 +152,39 @@ export const attributesSchema = z
   .refine((m) => Object.keys(m).length <= 16, { message: 'attributes has at most 16 keys' })
   .nullable();
 
+/** Bounds of an attribute filter: each is evaluated against every file searched. */
+const FILTER_MAX_LIST = 64;
+const FILTER_MAX_NODES = 256;
+const FILTER_MAX_DEPTH = 8;
+
 const comparisonFilterSchema = z.object({
   type: z.enum(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin']),
-  key: z.string(),
-  value: z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]),
+  key: z.string().max(64, 'attribute keys are at most 64 characters'),
+  value: z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()])).max(FILTER_MAX_LIST, `a list value holds at most ${FILTER_MAX_LIST} entries`)]),
 });
 type AttributeFilter =
   | z.infer<typeof comparisonFilterSchema>
   | { type: 'and' | 'or'; filters: AttributeFilter[] };
-/** Attribute filters of vector store search (and of the file_search tool): comparisons combined with and / or. */
-export const attributeFilterSchema: z.ZodType<AttributeFilter> = z
-  .lazy(() => z.union([comparisonFilterSchema, z.object({ type: z.enum(['and', 'or']), filters: z.array(attributeFilterSchema) })]))
+const filterNodeSchema: z.ZodType<AttributeFilter> = z.lazy(() =>
+  z.union([
+    comparisonFilterSchema,
+    z.object({ type: z.enum(['and', 'or']), filters: z.array(filterNodeSchema).max(FILTER_MAX_LIST, `a compound filter holds at most ${FILTER_MAX_LIST} filters`) }),
+  ]),
+);
+/** Attribute filters of vector store search (and of the file_search tool): comparisons combined with and / or, at most 256 in all, 8 deep. */
+export const attributeFilterSchema: z.ZodType<AttributeFilter> = filterNodeSchema
+  .superRefine((filter, ctx) => {
+    let nodes = 0;
+    let deepest = 0;
+    const walk = (f: AttributeFilter, depth: number) => {
+      nodes++;
+      deepest = Math.max(deepest, depth);
+      if ('filters' in f && nodes <= FILTER_MAX_NODES && depth <= FILTER_MAX_DEPTH) for (const g of f.filters) walk(g, depth + 1);
+    };
+    walk(filter, 1);
+    if (nodes > FILTER_MAX_NODES) ctx.addIssue({ code: 'custom', message: `a filter holds at most ${FILTER_MAX_NODES} comparisons and compounds in all` });
+    else if (deepest > FILTER_MAX_DEPTH) ctx.addIssue({ code: 'custom', message: `filters nest at most ${FILTER_MAX_DEPTH} deep` });
+  })
   .meta({ id: 'AttributeFilter' });
 
 // --- Shared by chat, text completions and responses ------------------------

@@ -126,6 +126,11 @@ test('attributes: every filter operator, nested and / or; update replaces them',
     await years({ type: 'or', filters: [{ type: 'eq', key: 'region', value: 'us' }, { type: 'and', filters: [{ type: 'eq', key: 'region', value: 'eu' }, { type: 'gte', key: 'year', value: 2023 }] }] }),
     [2022, 2023],
   );
+  const wide = { type: 'or', filters: Array.from({ length: 65 }, (_, i) => ({ type: 'eq', key: 'year', value: i })) };
+  await assert.rejects(client.vectorStores.search(store.id, { query: 'x', filters: wide as any }), (e: any) => e.status === 400 && String(e.param).startsWith('filters'));
+  let deep: any = { type: 'eq', key: 'year', value: 1 };
+  for (let i = 0; i < 9; i++) deep = { type: 'and', filters: [deep] };
+  await assert.rejects(client.vectorStores.search(store.id, { query: 'x', filters: deep }), (e: any) => e.status === 400 && String(e.param).startsWith('filters'));
   const changed = await client.vectorStores.files.update(ids['2021']!, { vector_store_id: store.id, attributes: { year: 2031, region: 'apac' } });
   assert.deepEqual(changed.attributes, { year: 2031, region: 'apac' });
   assert.deepEqual(await years({ type: 'eq', key: 'region', value: 'apac' }), [2031]);
