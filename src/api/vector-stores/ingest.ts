@@ -57,8 +57,8 @@ export function ingestHandler(deps: IngestDeps): JobHandler<IngestPayload, never
   const cap = deps.accountIndexBytes ?? ACCOUNT_INDEX_BYTES;
 
   const fail = async (p: IngestPayload, code: string, message: string) => {
+    await vectorStores.purgePassages(p.vectorStoreId, [p.fileId]);
     await db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('vector_store_chunks').where('vector_store_id', '=', p.vectorStoreId).where('file_id', '=', p.fileId).execute();
       await trx
         .updateTable('vector_store_files')
         .set({ status: 'failed', last_error: JSON.stringify({ code, message }), usage_bytes: 0, chunk_count: 0 })
@@ -124,7 +124,7 @@ export function ingestHandler(deps: IngestDeps): JobHandler<IngestPayload, never
       }
       await flush();
       if (seq === 0) throw new IngestFailure('invalid_file', `The file ${read.file.filename} has no text to index.`);
-      await db.transaction().execute(async (trx) => {
+      const finished = await db.transaction().execute(async (trx) => {
         const r = await trx
           .updateTable('vector_store_files')
           .set({ status: 'completed', usage_bytes: bytes, chunk_count: seq, last_error: null })
@@ -132,10 +132,11 @@ export function ingestHandler(deps: IngestDeps): JobHandler<IngestPayload, never
           .where('file_id', '=', p.fileId)
           .where('status', '=', 'in_progress')
           .executeTakeFirst();
-        // Cancelled or removed meanwhile: what this run wrote goes.
-        if (Number(r.numUpdatedRows) === 0) await trx.deleteFrom('vector_store_chunks').where('vector_store_id', '=', p.vectorStoreId).where('file_id', '=', p.fileId).execute();
         await trx.updateTable('vector_stores').set({ index_version: sql`index_version + 1`, last_active_at: Date.now() }).where('id', '=', p.vectorStoreId).execute();
+        return Number(r.numUpdatedRows) > 0;
       });
+      // Cancelled or removed meanwhile: what this run wrote goes.
+      if (!finished) await vectorStores.purgePassages(p.vectorStoreId, [p.fileId]);
       return null;
     } catch (err) {
       if (err instanceof IngestFailure) {
@@ -147,7 +148,7 @@ export function ingestHandler(deps: IngestDeps): JobHandler<IngestPayload, never
       if (ctx.signal.aborted) {
         const reason = ctx.signal.reason;
         if (reason instanceof JobInterrupted && reason.reason === 'cancelled') {
-          await db.deleteFrom('vector_store_chunks').where('vector_store_id', '=', p.vectorStoreId).where('file_id', '=', p.fileId).execute();
+          await vectorStores.purgePassages(p.vectorStoreId, [p.fileId]);
         }
         throw err;
       }

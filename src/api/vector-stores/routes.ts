@@ -247,12 +247,9 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
     const jobIds = await vectorStores.cancelBatch(key.accountId, params.vector_store_id!, params.batch_id!);
     if (!jobIds) throw missingBatch(params.batch_id!);
     for (const j of jobIds) await jobs.cancel(j);
-    // Files cancelled before their job ran have no passages; a running job removes its own.
-    await db
-      .deleteFrom('vector_store_chunks')
-      .where('vector_store_id', '=', params.vector_store_id!)
-      .where('file_id', 'in', db.selectFrom('vector_store_files').select('file_id').where('batch_id', '=', params.batch_id!).where('status', '=', 'cancelled'))
-      .execute();
+    // A job cancelled while it ran removes its own passages; this catches one that finished writing first.
+    const cancelled = await db.selectFrom('vector_store_files').select('file_id').where('batch_id', '=', params.batch_id!).where('status', '=', 'cancelled').execute();
+    await vectorStores.purgePassages(params.vector_store_id!, cancelled.map((r) => r.file_id));
     return (await vectorStores.batch(key.accountId, params.vector_store_id!, params.batch_id!))!;
   });
 

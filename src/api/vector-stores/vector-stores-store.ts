@@ -51,6 +51,27 @@ export class VectorStores {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /**
+   * Deletes a store's passages (of one file, or of every file `fileIds` names, or all),
+   * 500 at a time with a turn of the event loop between: on SQLite each removal also
+   * updates the full-text and vector indexes, and a store may hold 100,000 passages.
+   */
+  async purgePassages(storeId: string, fileIds?: readonly string[]): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      let q = this.db.selectFrom('vector_store_chunks').select('id').where('vector_store_id', '=', storeId);
+      if (fileIds) {
+        if (fileIds.length === 0) return removed;
+        q = q.where('file_id', 'in', fileIds);
+      }
+      const ids = (await q.limit(500).execute()).map((r) => r.id);
+      if (ids.length === 0) return removed;
+      await this.db.deleteFrom('vector_store_chunks').where('id', 'in', ids).execute();
+      removed += ids.length;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
   // --- stores -------------------------------------------------------------------------
 
   async create(
@@ -95,9 +116,12 @@ export class VectorStores {
 
   /** Deletes the store, its files' rows and its passages; false when the account has none such. */
   async delete(accountId: string, id: string): Promise<boolean> {
+    if (!(await this.row(accountId, id))) return false;
+    await this.purgePassages(id);
     return this.db.transaction().execute(async (trx) => {
       const found = await trx.selectFrom('vector_stores').select('id').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
       if (!found) return false;
+      // What an ingestion wrote since the purge (a few batches at most).
       await trx.deleteFrom('vector_store_chunks').where('vector_store_id', '=', id).execute();
       await trx.deleteFrom('vector_store_files').where('vector_store_id', '=', id).execute();
       await trx.deleteFrom('vector_store_file_batches').where('vector_store_id', '=', id).execute();
@@ -188,12 +212,23 @@ export class VectorStores {
       .limit(1000)
       .execute();
     for (const { id } of due) {
+      await this.db.updateTable('vector_stores').set({ expired_at: now }).where('id', '=', id).execute();
+      await this.purgePassages(id);
       await this.db.transaction().execute(async (trx) => {
         await trx.deleteFrom('vector_store_chunks').where('vector_store_id', '=', id).execute();
         await trx.updateTable('vector_store_files').set({ usage_bytes: 0, chunk_count: 0 }).where('vector_store_id', '=', id).execute();
         await trx.updateTable('vector_stores').set({ expired_at: now, index_version: sql`index_version + 1` }).where('id', '=', id).execute();
       });
     }
+    // Passages an expiry cut off by a crash left behind.
+    const leftover = await this.db
+      .selectFrom('vector_stores')
+      .select('id')
+      .where('expired_at', 'is not', null)
+      .where((eb) => eb.exists(eb.selectFrom('vector_store_chunks').select('id').whereRef('vector_store_chunks.vector_store_id', '=', 'vector_stores.id')))
+      .limit(100)
+      .execute();
+    for (const { id } of leftover) await this.purgePassages(id);
     return due.length;
   }
 
@@ -287,6 +322,8 @@ export class VectorStores {
 
   /** Removes a file from the store with its passages; false when it is not in it. */
   async removeFile(accountId: string, storeId: string, fileId: string): Promise<{ jobId: string | null } | false> {
+    if (!(await this.fileRow(accountId, storeId, fileId))) return false;
+    await this.purgePassages(storeId, [fileId]);
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
         .deleteFrom('vector_store_files')
