@@ -29,6 +29,7 @@ import { vectorStoresRoutes } from './api/vector-stores/routes.ts';
 import { VectorStores } from './api/vector-stores/vector-stores-store.ts';
 import { HybridSearch } from './retrieval/hybrid-search.ts';
 import { loadEmbedder } from './retrieval/load-embedder.ts';
+import { closeDocumentSandbox } from './documents/extract-text.ts';
 import { passageIndex } from './retrieval/passage-index.ts';
 import { BatchEndpoints } from './api/batches/batch-endpoints.ts';
 import { batchJobHandler } from './api/batches/batch-job.ts';
@@ -193,6 +194,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await services.chat.provider.close?.();
         await services.limits.close();
         await index.close();
+        await closeDocumentSandbox();
         await store.close();
         (http.log as { flush?: () => void }).flush?.();
       })()),
