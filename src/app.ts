@@ -38,6 +38,8 @@ import { batchesRoutes } from './api/batches/routes.ts';
 import { emptyToolRegistry } from './agent/agent-loop.ts';
 import { chatBatchEndpoint } from './api/chat/chat-call.ts';
 import { completionBatchEndpoint } from './api/completions/completion-call.ts';
+import { embeddingsBatchEndpoint } from './api/embeddings/embeddings-call.ts';
+import { embeddingsRoutes } from './api/embeddings/routes.ts';
 import { StoredFiles } from './api/files/stored-files.ts';
 import { DiskBlobStore } from './blobs/disk-blob-store.ts';
 import { completionsRoutes } from './api/completions/routes.ts';
@@ -148,11 +150,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   responsesRoutes(router, responses, background);
   responsesWebSocket(http, services, responses);
   conversationsRoutes(router, conversations);
+  embeddingsRoutes(router);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
   batchEndpoints.register(chatBatchEndpoint(services, stored, emptyToolRegistry));
   batchEndpoints.register(completionBatchEndpoint(services));
   batchEndpoints.register(responseBatchEndpoint(services, responses));
+  batchEndpoints.register(embeddingsBatchEndpoint(services));
   batchesRoutes(router, new Batches(store.db, jobs, services.files));
   services.jobRunner.handle(batchJob, batchJobHandler(services, batchEndpoints, { concurrency: config.batchConcurrency }), { concurrency: config.batchJobs });
   adminRoutes(http, services);

@@ -58,6 +58,9 @@ const envSchema = z.object({
   OFFLINE_PRICE_OUTPUT_PER_MTOK: priceFrom(1.5),
   OFFLINE_PRICE_INPUT_PER_MTOK_THINK: priceFrom(1),
   OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK: priceFrom(4),
+  EMBEDDING_PRICE_PER_MTOK_3_SMALL: priceFrom(0.02),
+  EMBEDDING_PRICE_PER_MTOK_3_LARGE: priceFrom(0.13),
+  EMBEDDING_PRICE_PER_MTOK_ADA_002: priceFrom(0.1),
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
@@ -117,6 +120,8 @@ export interface Config {
   defaultMaxOutputTokens: number;
   /** USD per million tokens charged for the offline engine, per chat model. */
   offlinePrices: { agent: { inputPerMTok: number; outputPerMTok: number }; 'agent-think': { inputPerMTok: number; outputPerMTok: number } };
+  /** USD per million input tokens of each embedding model (an alias pays its model's), offline or upstream. */
+  embeddingPrices: { 'text-embedding-3-small': number; 'text-embedding-3-large': number; 'text-embedding-ada-002': number };
   /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
   publicBaseUrl: string | undefined;
 }
@@ -178,6 +183,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     offlinePrices: {
       agent: { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK },
       'agent-think': { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK_THINK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK },
+    },
+    embeddingPrices: {
+      'text-embedding-3-small': e.EMBEDDING_PRICE_PER_MTOK_3_SMALL,
+      'text-embedding-3-large': e.EMBEDDING_PRICE_PER_MTOK_3_LARGE,
+      'text-embedding-ada-002': e.EMBEDDING_PRICE_PER_MTOK_ADA_002,
     },
     publicBaseUrl: e.AGENT_API_PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   };

@@ -9,6 +9,25 @@ export const EMBEDDING_MODELS = [
   'text-embedding-3-large',
   'text-embedding-ada-002',
 ] as const;
+export type EmbeddingModel = (typeof EMBEDDING_MODELS)[number];
+
+/** What an embedding model id runs: the model (an alias's target), its vector size, whether `dimensions` may shorten it. */
+export interface EmbeddingModelSpec {
+  readonly runs: 'text-embedding-3-small' | 'text-embedding-3-large' | 'text-embedding-ada-002';
+  readonly dimensions: number;
+  readonly shortens: boolean;
+}
+
+const SMALL = { runs: 'text-embedding-3-small', dimensions: 1536, shortens: true } as const;
+const LARGE = { runs: 'text-embedding-3-large', dimensions: 3072, shortens: true } as const;
+export const EMBEDDING_MODEL_SPECS: Readonly<Record<EmbeddingModel, EmbeddingModelSpec>> = {
+  'agent-embed': SMALL,
+  'agent-embed-large': LARGE,
+  'text-embedding-3-small': SMALL,
+  'text-embedding-3-large': LARGE,
+  'text-embedding-ada-002': { runs: 'text-embedding-ada-002', dimensions: 1536, shortens: false },
+};
+
 export const SPEECH_MODELS = ['agent-voice', 'tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'gpt-4o-tts'] as const;
 export const TRANSCRIPTION_MODELS = [
   'agent-transcribe',
@@ -39,8 +58,7 @@ export const MODELS: readonly ModelInfo[] = [
   ...EMBEDDING_MODELS.map((id) => ({
     id,
     group: 'embeddings' as const,
-    ...(id === 'agent-embed' ? { alias_of: 'text-embedding-3-small' } : {}),
-    ...(id === 'agent-embed-large' ? { alias_of: 'text-embedding-3-large' } : {}),
+    ...(EMBEDDING_MODEL_SPECS[id].runs !== id ? { alias_of: EMBEDDING_MODEL_SPECS[id].runs } : {}),
   })),
   ...SPEECH_MODELS.map((id) => ({ id, group: 'speech' as const })),
   ...TRANSCRIPTION_MODELS.map((id) => ({ id, group: 'transcription' as const })),

@@ -51,7 +51,8 @@ class SchemaCollector {
     const description = rule.note ? { description: rule.note } : {};
     switch (rule.category) {
       case 'applied':
-        return { ...this.convert(rule.schema, io, scope), ...description };
+        // A model field lists the ids it takes (anything else is 404 model_not_found, not a schema failure).
+        return { ...this.convert(rule.schema, io, scope), ...description, ...(rule.models ? { 'x-models': [...rule.models] } : {}) };
       case 'limited':
         return rule.each ? { type: 'array', items: { enum: [...rule.values] }, ...description } : { enum: [...rule.values], ...description };
       case 'no_effect':

@@ -13,6 +13,7 @@ import type { StreamPart, Usage } from '../providers/types.ts';
 import type { Services } from '../services.ts';
 import { countTokensAsync } from '../text/tokenizer.ts';
 import type { Reservation } from './ledger.ts';
+import type { Price } from '../providers/remote/openai-compatible/index.ts';
 import { microCreditsFor, usdFor } from './pricing.ts';
 
 /** Tokens counted for each image, file or audio part in the estimate (a generous upper bound). */
@@ -34,8 +35,8 @@ export interface InputEstimate {
  * holds the event loop).
  */
 /** Micro-credits for an input bound plus an output cap at the model's prices. */
-function estimateFor(services: Services, model: ChatModel, inputTokens: number, outputTokens: number): number {
-  return microCreditsFor(usdFor(services.chat.price(model), { inputTokens, outputTokens }), services.config.creditsPerUsd);
+function estimateFor(services: Services, price: Price, inputTokens: number, outputTokens: number): number {
+  return microCreditsFor(usdFor(price, { inputTokens, outputTokens }), services.config.creditsPerUsd);
 }
 
 export function estimateInputTokens(conversation: unknown, attachments: number): InputEstimate {
@@ -59,23 +60,33 @@ export class Run {
     private readonly services: Services,
     private readonly state: Call,
     private readonly key: KeyRecord,
-    private readonly model: ChatModel,
+    private readonly price: Price,
     private readonly input: InputEstimate,
     private readonly reservation: Reservation,
   ) {}
 
   /**
    * Reserves credits for the input's token bound plus `maxOutputTokens` at the model's
-   * prices, under the call's id; the call's finish step waits for the settlement.
+   * prices (a chat model's from the chat backend, or the `price` given, e.g. an
+   * embedding model's), under the call's id; the call's finish step waits for the settlement.
    */
-  static async open(services: Services, call: Call, opts: { key: KeyRecord; model: ChatModel; input: InputEstimate; maxOutputTokens: number }): Promise<Run> {
-    const { key, model, input } = opts;
-    const reservation = await services.ledger.reserve(key.accountId, key.id, call.id, estimateFor(services, model, input.bound, opts.maxOutputTokens));
+  static async open(
+    services: Services,
+    call: Call,
+    opts: { key: KeyRecord; input: InputEstimate; maxOutputTokens: number } & ({ model: ChatModel } | { price: Price }),
+  ): Promise<Run> {
+    const { key, input } = opts;
+    const price = 'price' in opts ? opts.price : services.chat.price(opts.model);
+    const reservation = await services.ledger.reserve(key.accountId, key.id, call.id, estimateFor(services, price, input.bound, opts.maxOutputTokens));
     if (!reservation) {
-      throw insufficientQuota('This account does not have enough credits for this request (its input plus the output cap). Add credits or lower max_tokens.');
+      throw insufficientQuota(
+        opts.maxOutputTokens > 0
+          ? 'This account does not have enough credits for this request (its input plus the output cap). Add credits or lower max_tokens.'
+          : 'This account does not have enough credits for this request (its input). Add credits.',
+      );
     }
     call.creditsReserved = reservation.amount;
-    const run = new Run(services, call, key, model, input, reservation);
+    const run = new Run(services, call, key, price, input, reservation);
     call.settlement = { settled: run.settled, settle: () => run.close() };
     return run;
   }
@@ -97,7 +108,7 @@ export class Run {
    * estimate. 429 insufficient_quota when the account cannot cover it.
    */
   async extend(stepInputBound: number, maxOutputTokens: number): Promise<void> {
-    const extra = estimateFor(this.services, this.model, stepInputBound, maxOutputTokens);
+    const extra = estimateFor(this.services, this.price, stepInputBound, maxOutputTokens);
     if (!(await this.services.ledger.extend(this.reservation, extra))) {
       throw insufficientQuota("This account does not have enough credits for the run's next step. Add credits or lower max_tokens.");
     }
@@ -165,7 +176,7 @@ export class Run {
     this.closed ??= (async () => {
       const usage =
         this.usage ?? (this.started ? { inputTokens: await this.input.counted(), outputTokens: await countTokensAsync(this.emitted) } : { inputTokens: 0, outputTokens: 0 });
-      const usd = this.providerCostUsd ?? usdFor(this.services.chat.price(this.model), usage);
+      const usd = this.providerCostUsd ?? usdFor(this.price, usage);
       const credits = await this.services.ledger.settle(this.reservation, microCreditsFor(usd, this.services.config.creditsPerUsd));
       const now = Date.now();
       Object.assign(this.state, {

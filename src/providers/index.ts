@@ -1,10 +1,12 @@
-// Chooses the chat provider by configuration: an OpenAI-compatible upstream when
-// UPSTREAM_BASE_URL is set, else the built-in offline engine. Prices come with it.
+// Chooses the model providers by configuration: an OpenAI-compatible upstream when
+// UPSTREAM_BASE_URL is set, else the built-in offline engine (and the built-in
+// embedder, which UPSTREAM_EMBEDDINGS=offline also keeps). Prices come with it.
 import type { Config } from '../config.ts';
 import type { ChatModel } from '../contract/models.ts';
+import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig, type Price } from './remote/openai-compatible/index.ts';
-import type { ChatProvider } from './types.ts';
+import type { ChatProvider, EmbeddingProvider } from './types.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
 
 export interface ChatBackend {
@@ -15,6 +17,8 @@ export interface ChatBackend {
   describe: string;
   /** Set when an upstream is configured: its host, and a check that it answers (/readyz). */
   upstream?: { host: string; probe(timeoutMs: number): Promise<void> };
+  /** /v1/embeddings: the upstream's /embeddings, or the built-in lexical embedder (absent: the built-in one). */
+  embeddings?: EmbeddingProvider;
 }
 
 export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = process.env, observer?: UpstreamObserver): ChatBackend {
@@ -22,7 +26,8 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
   if (upstream) {
     const provider = createOpenAICompatibleProvider(upstream, observer ? { observer } : {});
     const host = new URL(upstream.baseUrl).host;
-    return { provider, price: (m) => upstream.prices[m], describe: host, upstream: { host, probe: (ms) => provider.probe(ms) } };
+    const embeddings: EmbeddingProvider = upstream.embeddings === 'upstream' ? { name: 'openai-compatible', reportsUsage: true, embed: (r, s) => provider.embed(r, s) } : createLexicalEmbeddings();
+    return { provider, price: (m) => upstream.prices[m], describe: host, upstream: { host, probe: (ms) => provider.probe(ms) }, embeddings };
   }
-  return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline' };
+  return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline', embeddings: createLexicalEmbeddings() };
 }

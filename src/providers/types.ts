@@ -155,3 +155,39 @@ export class ProviderError extends Error {
     this.name = 'ProviderError';
   }
 }
+
+// --- Embeddings -------------------------------------------------------------
+
+export interface EmbeddingRequest {
+  /** The model that runs, an alias already resolved (e.g. text-embedding-3-small). */
+  model: string;
+  /** The texts, in order (token arrays are decoded by the caller). */
+  input: readonly string[];
+  /** Vectors shortened to this size (text-embedding-3 models only); absent: the model's own size. */
+  dimensions?: number;
+  user?: string;
+  /** The service's request id, for the provider's logs and metrics only (never sent upstream). */
+  requestId?: string;
+}
+
+export interface EmbeddingResult {
+  /** One vector per input, in input order. */
+  vectors: Float32Array[];
+  /** Input tokens as the provider counted them; absent when it reported none. */
+  inputTokens?: number;
+}
+
+/**
+ * Turns texts into vectors. Unlike a chat stream there is nothing to deliver before the
+ * end, so it is one promise: it rejects with a ProviderError when the provider fails,
+ * and with `signal.reason` when the signal aborts.
+ */
+export interface EmbeddingProvider {
+  readonly name: string;
+  /**
+   * Results carry `inputTokens` counted by the provider's own tokenizer, which may count
+   * more than the service's (so a reservation must bound them by the inputs' bytes).
+   */
+  readonly reportsUsage: boolean;
+  embed(request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
+}

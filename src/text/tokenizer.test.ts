@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { chunks, countTokens, countTokensAsync, encodeLazily, encodePrefix, encodeText, MAX_RUN_BYTES, SYNC_CHARS, TokenCounter } from './tokenizer.ts';
+import { chunks, countTokens, countTokensAsync, decodeTokens, encodeLazily, encodePrefix, encodeText, MAX_RUN_BYTES, SYNC_CHARS, TokenCounter, UnknownTokenError } from './tokenizer.ts';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const reference = (text: string): number[] => encode(text, PLAIN);
@@ -102,4 +102,17 @@ test('output is encoded only as far as it is pulled', () => {
   const first = encodeLazily(huge).next();
   assert.ok(!first.done && first.value.length < 100);
   assert.deepEqual(encodePrefix('short', 16), reference('short'));
+});
+
+test('TokenCounter stops past a limit; decodeTokens reads ids back and names an unknown one', async () => {
+  const text = ORDINARY.prose!;
+  const exact = countTokens(text);
+  const counter = new TokenCounter();
+  const stopped = await counter.add(text, 100);
+  assert.ok(stopped > 100 && stopped < exact, `${stopped} of ${exact}`);
+  assert.equal(await new TokenCounter().add(text, exact), exact);
+  for (const sample of Object.values(ORDINARY)) assert.equal(decodeTokens(encodeText(sample)), sample);
+  // The vocabulary has gaps: 199998 is below its size and no token.
+  assert.throws(() => decodeTokens([9906, 199998, 1]), (e: unknown) => e instanceof UnknownTokenError && e.token === 199998);
+  assert.throws(() => decodeTokens([5_000_000]), (e: unknown) => e instanceof UnknownTokenError && e.token === 5_000_000);
 });

@@ -38,7 +38,12 @@ export const whoFor = (op: Operation): Who => (op.surface === 'admin' ? 'admin' 
 /** Values for fields a schema alone cannot make valid. */
 export function picker(world: World, op: Operation, who: Who): Picker {
   return (name: string, schema: JsonSchema) => {
-    if (name === 'model' && (schema.type === 'string' || schema.type === undefined) && !schema.enum) return world.models[who === 'B' ? 'B' : 'A'][0];
+    if (name === 'model' && (schema.type === 'string' || schema.type === undefined) && !schema.enum) {
+      // One the key may use, among those the field takes (x-models: embeddings take no chat model).
+      const mine = world.models[who === 'B' ? 'B' : 'A'];
+      const takes = Array.isArray(schema['x-models']) ? (schema['x-models'] as string[]) : undefined;
+      return takes ? (takes.find((m) => mine.includes(m)) ?? takes[0]) : mine[0];
+    }
     if (op.surface === 'admin' && name === 'name') return `fz-${world.seq.n++}`;
     // A file the caller uploaded in set-up (purpose batch, below), so creates that read a
     // file (batches) pass their base request and reach their deeper checks.

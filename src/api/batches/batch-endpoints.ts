@@ -1,7 +1,7 @@
 // The endpoints a batch line may name, each with the contract its bodies are checked
 // against and the call that answers it. Families register here as they are offered
-// (chat and text completions now; embeddings, responses and moderations when their
-// issues add them); a line naming any other endpoint fails validation.
+// (chat and text completions, responses, embeddings; moderations when its issue adds
+// it); a line naming any other endpoint fails validation.
 import type { EndpointContract } from '../../contract/types.ts';
 import type { Call } from '../../pipeline/call.ts';
 

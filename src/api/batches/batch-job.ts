@@ -13,6 +13,7 @@ import type { BatchesTable } from '../../store/schema.ts';
 import type { CallLog } from '../../pipeline/call.ts';
 import { serverError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
+import { jsonText } from '../json-text.ts';
 import type { BatchEndpoints } from './batch-endpoints.ts';
 import { isTerminal } from './batches-service.ts';
 import { runLine, type LineOutcome } from './run-line.ts';
@@ -136,11 +137,13 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
 
   /** A line's outcome, and the batch's counters, in one transaction. */
   async function record(batch: BatchesTable, lineNo: number, outcome: Outcome, ok: boolean, credits: number, inputTokens: number, outputTokens: number) {
+    // Written in slices: an embeddings line may hold millions of numbers.
+    const text = await jsonText(outcome);
     await db.transaction().execute(async (trx) => {
       await trx
         .insertInto('batch_lines')
-        .values({ batch_id: batch.id, line_no: lineNo, state: 'done', outcome: JSON.stringify(outcome), ok: ok ? 1 : 0 })
-        .onConflict((oc) => oc.columns(['batch_id', 'line_no']).doUpdateSet({ state: 'done', outcome: JSON.stringify(outcome), ok: ok ? 1 : 0 }))
+        .values({ batch_id: batch.id, line_no: lineNo, state: 'done', outcome: text, ok: ok ? 1 : 0 })
+        .onConflict((oc) => oc.columns(['batch_id', 'line_no']).doUpdateSet({ state: 'done', outcome: text, ok: ok ? 1 : 0 }))
         .execute();
       await trx
         .updateTable('batches')

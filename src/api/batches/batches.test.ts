@@ -155,9 +155,9 @@ describe('batches on the offline engine', () => {
     await assert.rejects(client.batches.create({ input_file_id: 'file-nope', endpoint: '/v1/chat/completions', completion_window: '24h' }), (e: unknown) => e instanceof OpenAI.BadRequestError && e.param === 'input_file_id');
     // A NUL, which PostgreSQL cannot compare, is refused before any lookup.
     await assert.rejects(client.batches.create({ input_file_id: 'file-\u0000', endpoint: '/v1/chat/completions', completion_window: '24h' }), (e: unknown) => e instanceof OpenAI.BadRequestError && e.param === 'input_file_id');
-    const line = JSON.stringify({ custom_id: 'e', method: 'POST', url: '/v1/embeddings', body: { model: 'agent-embed', input: 'x' } });
-    const file = await client.files.create({ file: await toFile(Buffer.from(line), 'e.jsonl'), purpose: 'batch' });
-    const batch = await settle(client, (await client.batches.create({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' })).id);
+    const line = JSON.stringify({ custom_id: 'm', method: 'POST', url: '/v1/moderations', body: { model: 'omni-moderation-latest', input: 'x' } });
+    const file = await client.files.create({ file: await toFile(Buffer.from(line), 'm.jsonl'), purpose: 'batch' });
+    const batch = await settle(client, (await client.batches.create({ input_file_id: file.id, endpoint: '/v1/moderations', completion_window: '24h' })).id);
     assert.equal(batch.status, 'failed');
     assert.equal(batch.errors!.data![0]!.code, 'invalid_endpoint');
   });

@@ -44,6 +44,7 @@ describe('loadUpstreamConfig', () => {
       connectTimeoutMs: 30_000,
       maxRetries: 2,
       reasoningModels: [],
+      embeddings: 'upstream',
     });
     assert.equal(config.apiKey, undefined);
     assert.deepEqual(config.headers, {});
@@ -63,6 +64,7 @@ describe('loadUpstreamConfig', () => {
       UPSTREAM_CONNECT_TIMEOUT_MS: '5000',
       UPSTREAM_MAX_RETRIES: '0',
       UPSTREAM_REASONING_MODELS: 'qwen3-32b, deepseek-r1',
+      UPSTREAM_EMBEDDINGS: 'offline',
     });
     assert.ok(config);
     assert.equal(config.apiKey, 'sk-test');
@@ -74,6 +76,7 @@ describe('loadUpstreamConfig', () => {
     assert.equal(config.connectTimeoutMs, 5000);
     assert.equal(config.maxRetries, 0);
     assert.deepEqual(config.reasoningModels, ['qwen3-32b', 'deepseek-r1']);
+    assert.equal(config.embeddings, 'offline');
   });
 
   it('think prices default to the agent prices; an empty reasoning list means none', () => {
@@ -112,6 +115,7 @@ describe('loadUpstreamConfig', () => {
       [{ UPSTREAM_TIMEOUT_MS: '0' }, /^UPSTREAM_TIMEOUT_MS: must be greater than 0$/],
       [{ UPSTREAM_CONNECT_TIMEOUT_MS: '2.5' }, /^UPSTREAM_CONNECT_TIMEOUT_MS: must be an integer$/],
       [{ UPSTREAM_MAX_RETRIES: '-1' }, /^UPSTREAM_MAX_RETRIES: must not be negative$/],
+      [{ UPSTREAM_EMBEDDINGS: 'maybe' }, /^UPSTREAM_EMBEDDINGS: must be upstream or offline$/],
     ];
     for (const [env, message] of cases) {
       it(Object.keys(env).join(', '), () => {

@@ -30,6 +30,8 @@ export interface UpstreamConfig {
   maxRetries: number;
   /** Upstream model names that accept `reasoning_effort` (and `max_completion_tokens`). */
   reasoningModels: string[];
+  /** `upstream`: /v1/embeddings goes to the upstream's /embeddings; `offline`: the built-in embedder answers it. */
+  embeddings: 'upstream' | 'offline';
 }
 
 // One row per setting: the environment name and the config-file key.
@@ -47,6 +49,7 @@ const KEYS = {
   connectTimeoutMs: 'UPSTREAM_CONNECT_TIMEOUT_MS',
   maxRetries: 'UPSTREAM_MAX_RETRIES',
   reasoningModels: 'UPSTREAM_REASONING_MODELS',
+  embeddings: 'UPSTREAM_EMBEDDINGS',
 } as const;
 type Key = keyof typeof KEYS;
 
@@ -121,6 +124,7 @@ const FIELDS = {
   connectTimeoutMs: positiveInt,
   maxRetries: retries,
   reasoningModels: modelList,
+  embeddings: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
 } satisfies Record<Key, z.ZodType>;
 
 type Parsed = { [K in Key]?: z.output<(typeof FIELDS)[K]> };
@@ -211,6 +215,7 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     // Empty unless configured: a server that is not a reasoning model rejects or misreads
     // max_completion_tokens and reasoning_effort.
     reasoningModels: p.reasoningModels ?? [],
+    embeddings: p.embeddings ?? 'upstream',
   } as UpstreamConfig;
   Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
   Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });

@@ -6,10 +6,11 @@
 // unchanged (a DOMException named 'AbortError' when abort() was called without a
 // reason). It never wraps an abort in ProviderError and never retries after one.
 // Every other failure ends the stream with an `error` part holding a ProviderError.
-import type { ChatProvider, ChatRequest, CompletionRequest, StreamPart } from '../../types.ts';
+import type { ChatProvider, ChatRequest, CompletionRequest, EmbeddingProvider, StreamPart } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
+import { upstreamEmbed, type Tell } from './embeddings.ts';
 import { errorInPayload, streamError } from './errors.ts';
 import { toChatBody, toCompletionBody } from './request-mapping.ts';
 import { SseParser, type SseEvent } from './sse-parser.ts';
@@ -24,7 +25,7 @@ export type ProviderOptions = Partial<TransportOptions> & {
   observer?: UpstreamObserver;
 };
 
-export interface OpenAICompatibleProvider extends ChatProvider {
+export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingProvider, 'embed'> {
   /** Asks the upstream for its model list (GET {base}/models); rejects with a short reason when it is not answering. */
   probe(timeoutMs: number): Promise<void>;
 }
@@ -82,6 +83,14 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
       // metrics and logs must never fail a model call
     }
   }
+
+  /** The observer's report of one embeddings call (embeddings.ts makes the calls). */
+  const tellEmbeddings: Tell = (call, model, requestId, startedAt, firstByteAt, finished, thrown) => {
+    if (!observer) return;
+    const report: UpstreamCallReport = { operation: 'embeddings', model, host, requestId, outcome: 'aborted', seconds: 0 };
+    if (firstByteAt !== undefined) report.firstByteSeconds = (firstByteAt - startedAt) / 1000;
+    tell(report, startedAt, call, finished, thrown);
+  };
 
   async function* run(kind: StreamKind, path: string, body: { stream?: unknown; model?: unknown }, requestId: string | undefined, signal: AbortSignal): AsyncGenerator<StreamPart> {
     signal.throwIfAborted();
@@ -162,6 +171,9 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     },
     complete(request: CompletionRequest, signal: AbortSignal) {
       return run('completion', '/completions', toCompletionBody(request, config), request.requestId, signal);
+    },
+    embed(request, signal) {
+      return upstreamEmbed({ config, target, transport, tell: tellEmbeddings }, request, signal);
     },
     probe(timeoutMs: number) {
       return probeUpstream(target, transport.dispatcher, timeoutMs);
