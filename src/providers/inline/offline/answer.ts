@@ -4,7 +4,7 @@
 import { findArithmetic, formatNumber, type Arithmetic } from './arithmetic.ts';
 import type { Conversation } from './conversation.ts';
 import { isShellName } from './command-intent.ts';
-import { FILE_SEARCH_TOOL, PASSAGE_CHARS, readPassages, searchQuery, type Passage } from './file-search.ts';
+import { FILE_SEARCH_TOOL, PASSAGE_CHARS, prose, readPassages, searchQuery, type Passage } from './file-search.ts';
 import type { Rng } from './rng.ts';
 
 export type Verbosity = 'low' | 'medium' | 'high';
@@ -241,15 +241,19 @@ const QUOTES: Record<Verbosity, { passages: number; sentences: number; words: nu
   high: { passages: 3, sentences: 2, words: 90 },
 };
 
-/** A passage's first sentence or two, with its double quotes made single. */
+/** A passage's first sentence or two (headings left out), with its double quotes made single. */
 function quote(p: Passage, verbosity: Verbosity): string {
   const { sentences: count, words } = QUOTES[verbosity];
-  return truncateWords(sentences(p.text.slice(0, PASSAGE_CHARS)).slice(0, count).join(' '), words).replace(/"/g, "'");
+  return truncateWords(sentences(prose(p.text.slice(0, PASSAGE_CHARS))).slice(0, count).join(' '), words).replace(/"/g, "'");
 }
 
+/** Passages scoring under this share of the best one are not worth quoting beside it. */
+const RELEVANT_SHARE = 0.5;
+
 /**
- * The answer after file searches: the best passages (the first listed) quoted, each
- * followed by its [n] marker; or that nothing was found, or that the search failed.
+ * The answer after file searches: the best passages (listed first, and scoring at least
+ * half the best one's score) quoted, each followed by its [n] marker; or that nothing
+ * was found, or that the search failed.
  */
 export function fileSearchAnswer(results: readonly string[], question: string, verbosity: Verbosity): string {
   const passages = results.flatMap(readPassages).filter((p) => p.text !== '');
@@ -257,7 +261,9 @@ export function fileSearchAnswer(results: readonly string[], question: string, v
     if (results.some((r) => r.startsWith('The file search failed'))) return 'The file search failed, so I could not look in the files.';
     return `Nothing was found in the files for "${truncateWords(searchQuery(question), 20).replace(/"/g, "'")}".`;
   }
+  const best = Math.max(...passages.map((p) => p.score));
   return passages
+    .filter((p) => p.score >= best * RELEVANT_SHARE)
     .slice(0, QUOTES[verbosity].passages)
     .map((p) => `From ${p.filename}: "${quote(p, verbosity)}" [${p.n}]`)
     .join('\n');

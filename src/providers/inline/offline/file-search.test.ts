@@ -57,7 +57,7 @@ test('the question is searched with the user’s words, unless it is a greeting,
   assert.deepEqual(plan('What is the refund policy?', [{ ...fileSearch, parameters: { type: 'object', properties: {} } }]), [], 'a file_search without query is just a function');
 });
 
-test('the answer quotes the best passages, a sentence or two each, each with its marker; nothing found or a failure is said plainly', () => {
+test('the answer quotes the best passages (at least half the best score), a sentence or two each without headings, each with its marker; nothing found or a failure is said plainly', () => {
   assert.equal(
     fileSearchAnswer([RESULTS], 'refund policy?', 'medium'),
     [
@@ -67,6 +67,8 @@ test('the answer quotes the best passages, a sentence or two each, each with its
     ].join('\n'),
   );
   assert.equal(fileSearchAnswer([RESULTS], 'refund policy?', 'low'), 'From policy.md: "Refunds are accepted within 30 days." [4]');
+  const weak = resultsText(['tomatoes'], [passage('g', 'garden.md', '# Growing tomatoes\n\nTomatoes need sun. Water them often.', 0.6), passage('h', 'harbour.txt', 'Ships enter at high water.', 0.1)], 1);
+  assert.equal(fileSearchAnswer([weak], 'tomatoes?', 'medium'), 'From garden.md: "Tomatoes need sun. Water them often." [1]', 'headings left out; a passage under half the best score not quoted');
   assert.equal(fileSearchAnswer([resultsText(['refunds'], [], 1)], 'What about  refunds?', 'medium'), 'Nothing was found in the files for "What about refunds?".');
   assert.equal(fileSearchAnswer(['The file search failed: nothing could be searched.'], 'x', 'medium'), 'The file search failed, so I could not look in the files.');
 });

@@ -31,24 +31,37 @@ export function searchQuery(message: string): string {
 export interface Passage {
   n: number;
   filename: string;
+  score: number;
   text: string;
 }
 
-const HEADER = /^\[(\d{1,4})\] (.*) \(score \d+(?:\.\d+)?\)$/;
+const HEADER = /^\[(\d{1,4})\] (.*) \(score (\d+(?:\.\d+)?)\)$/;
 
 /** The numbered passages of a search result, in the order given (best first). */
 export function readPassages(content: string): Passage[] {
   const out: Passage[] = [];
-  let current: { n: number; filename: string; lines: string[] } | undefined;
+  let current: { n: number; filename: string; score: number; lines: string[] } | undefined;
   let blank = true;
   for (const line of content.split('\n')) {
     const header = blank ? HEADER.exec(line) : null;
     if (header) {
-      if (current) out.push({ n: current.n, filename: current.filename, text: current.lines.join('\n').trim() });
-      current = { n: Number(header[1]), filename: header[2]!, lines: [] };
+      if (current) out.push(passage(current));
+      current = { n: Number(header[1]), filename: header[2]!, score: Number(header[3]), lines: [] };
     } else current?.lines.push(line);
     blank = line.trim() === '';
   }
-  if (current) out.push({ n: current.n, filename: current.filename, text: current.lines.join('\n').trim() });
+  if (current) out.push(passage(current));
   return out;
+}
+
+const passage = (p: { n: number; filename: string; score: number; lines: string[] }): Passage => ({ n: p.n, filename: p.filename, score: p.score, text: p.lines.join('\n').trim() });
+
+/** A Markdown heading line (`# Title`): a label, not a sentence to quote. */
+const HEADING = /^#{1,6}\s/;
+
+/** A passage's text without its heading lines, unless it has nothing else. */
+export function prose(text: string): string {
+  const lines = text.split('\n');
+  const kept = lines.filter((l) => !HEADING.test(l));
+  return (kept.some((l) => l.trim() !== '') ? kept : lines).join('\n');
 }
