@@ -10,6 +10,9 @@ import { startTestServer, type TestServer } from '../../../test/helpers/test-ser
 import type { SearchOptions, SearchResult, VectorSearch } from '../../retrieval/search-types.ts';
 import { checkStream, parseSse, validateResponseObject } from './event-checks.test-support.ts';
 import { fileCitations, fileSearchTool, queriesOf } from './file-search.ts';
+import { mapTools } from './tool-mapping.ts';
+import type { KeyRecord } from '../../keys/keys-service.ts';
+import { noPermissions } from '../../keys/permissions.ts';
 
 interface Passage {
   file_id: string;
@@ -256,23 +259,16 @@ describe('file_search in /v1/responses', () => {
   });
 });
 
-describe('file_search without a vector search', () => {
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(() => server.close());
-
-  test('is refused as not offered, naming the tool', async () => {
-    const { key } = await server.createKey({ permissions: { file_search: true } });
-    await assert.rejects(
-      server.openai(key).responses.create({ model: 'agent', input: QUESTION, tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }),
-      (e: any) => e.status === 400 && e.code === 'unsupported_parameter' && e.param === 'tools[0].type',
-    );
-  });
-});
-
 describe('the tool and its citations', () => {
+  test('without a vector search the tool is refused as not offered, before the switch is looked at', () => {
+    const key = { permissions: noPermissions() } as KeyRecord;
+    const tools = [{ type: 'file_search', vector_store_ids: ['vs_1'] }];
+    assert.throws(() => mapTools(tools, undefined, key, new Set(['file_search'])), (e: any) => e.status === 400 && e.code === 'unsupported_parameter' && e.param === 'tools[0].type');
+    assert.throws(() => mapTools(tools, undefined, key), (e: any) => e.status === 403 && e.param === 'tools[0].type');
+    const mapped = mapTools(tools, { type: 'file_search' }, { permissions: { ...noPermissions(), file_search: true } } as KeyRecord);
+    assert.deepEqual([mapped.functions, mapped.fileSearch?.at, mapped.toolChoice], [[], 'tools[0]', { name: 'file_search' }], 'no client function; a file_search choice names it');
+  });
+
   test('fileCitations: every number of [n], [1][2] and [1, 2] that names a passage, at its bracket, in code points', () => {
     const sources = new Map([
       [1, { file_id: 'file-1', filename: 'a.md' }],
