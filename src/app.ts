@@ -57,6 +57,7 @@ import { KeyCaps } from './limits/key-caps.ts';
 import { MemoryLimits } from './limits/memory-limits.ts';
 import { Metrics } from './observability/metrics.ts';
 import { upstreamCallRecorder } from './observability/upstream-calls.ts';
+import type { VectorSearch } from './retrieval/search-types.ts';
 import type { Services } from './services.ts';
 import { openStore } from './store/db.ts';
 
@@ -76,6 +77,8 @@ export interface AppOptions {
   env?: NodeJS.ProcessEnv;
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: DestinationStream;
+  /** The search behind the Responses file_search tool (tests inject one; none yet otherwise). */
+  vectorSearch?: VectorSearch;
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -144,7 +147,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   vectorStoresRoutes(router, { vectorStores, search: vectorSearch, files: services.files, jobs, accountIndexBytes: indexBytes });
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
-  const responses = { stored: new StoredResponses(store.db), tools: emptyToolRegistry, conversations, compaction } satisfies ResponsesDeps;
+  const responses = {
+    stored: new StoredResponses(store.db),
+    tools: emptyToolRegistry,
+    conversations,
+    compaction,
+    ...(options.vectorSearch ? { vectorSearch: options.vectorSearch } : {}),
+  } satisfies ResponsesDeps;
   const background = backgroundResponses(services, responses);
   services.jobRunner.handle(backgroundResponseJob, background.handler, { concurrency: config.backgroundResponses });
   responsesRoutes(router, responses, background);

@@ -1,6 +1,7 @@
 // GET /capabilities: the contract object of SPEC "What the service does" item 5, built
 // from the same tables that validate requests.
 import { ERROR_CATALOGUE } from '../errors.ts';
+import { RESPONSE_TOOL_FIELDS } from './endpoints/responses-tools.ts';
 import { UNSUPPORTED_FAMILIES, UNSUPPORTED_NOTES } from './unsupported.ts';
 import type { EndpointContract, FieldTable } from './types.ts';
 
@@ -28,6 +29,18 @@ const TOOLS: Record<string, readonly string[]> = {
     'apply_patch',
   ],
 };
+
+/** Member tables of tools, by endpoint: published as `tools[<type>].<member>` beside the body fields. */
+const TOOL_FIELDS: Record<string, Readonly<Record<string, FieldTable>>> = {
+  createResponse: RESPONSE_TOOL_FIELDS,
+  Getinputtokencounts: RESPONSE_TOOL_FIELDS,
+};
+
+/** An endpoint's body fields with its tools' members, each member named `tools[<type>].<member>`. */
+function bodyFields(c: EndpointContract): FieldTable {
+  const members = Object.entries(TOOL_FIELDS[c.operationId] ?? {}).flatMap(([type, table]) => Object.entries(table).map(([name, rule]) => [`tools[${type}].${name}`, rule] as const));
+  return { ...c.body?.fields, ...Object.fromEntries(members) };
+}
 
 export const HEADERS = {
   request: {
@@ -98,7 +111,7 @@ export function buildCapabilities(offered: readonly EndpointContract[], baseUrl:
   for (const c of offered) {
     const k = key(c);
     endpoints.push({ method: c.method, path: c.path, summary: c.summary, permission: c.permission ?? null, notes: c.notes ?? [] });
-    const body = classify(c.body?.fields);
+    const body = classify(bodyFields(c));
     const query = classify(c.query);
     fields[k] = [...body.applied, ...query.applied.map((q) => `query.${q}`)];
     const notes = { ...body.notes, ...Object.fromEntries(Object.entries(query.notes).map(([n, v]) => [`query.${n}`, v])) };

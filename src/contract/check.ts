@@ -61,7 +61,7 @@ export function paramPath(path: readonly PropertyKey[]): string {
  * The most specific issue: for a union that failed every branch, zod reports only
  * "Invalid input"; the branch issue that got deepest says what is actually wrong.
  */
-export function specificIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+export function specificIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string; refused?: string } {
   // An object without the discriminator at all is wrong as a whole: name the object, not its missing key.
   const tagged = issue as { note?: string; discriminator?: string; input?: unknown };
   if (issue.code === 'invalid_union' && tagged.note === 'No matching discriminator' && tagged.discriminator !== undefined) {
@@ -82,10 +82,21 @@ export function specificIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; m
     }
     if (best && (best.path.length > 0 || best.code !== 'invalid_type')) {
       const inner = specificIssue(best);
-      return { path: [...issue.path, ...inner.path], message: inner.message };
+      return { ...inner, path: [...issue.path, ...inner.path] };
     }
   }
-  return { path: [...issue.path], message: issue.message };
+  const refused = refusedMember(issue);
+  return { path: [...issue.path], message: issue.message, ...(refused !== undefined ? { refused } : {}) };
+}
+
+/**
+ * A member the service refuses inside a list entry (a tool's field, which no table key
+ * can name) is a custom issue carrying `params.refused` (see `memberSchema` in
+ * fields.ts): answered like a refused field, 400 unsupported_parameter.
+ */
+function refusedMember(issue: z.core.$ZodIssue): string | undefined {
+  const params = issue.code === 'custom' ? (issue.params as { refused?: unknown } | undefined) : undefined;
+  return typeof params?.refused === 'string' ? params.refused : undefined;
 }
 
 function describe(values: readonly unknown[]): string {
@@ -188,6 +199,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
       if (!parsed.success) {
         const issue = specificIssue(parsed.error.issues[0]!);
         const param = paramPath(issue.path);
+        if (issue.refused !== undefined) throw unsupportedParameter(param, `Unsupported parameter: '${param}' is not supported by this service (${issue.refused}).`);
         throw invalidRequest(`Invalid value for '${param}': ${issue.message}`, param || null);
       }
       // A limited field has no schema, so the parse dropped it; its checked value is what the handler reads.

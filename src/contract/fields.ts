@@ -187,6 +187,45 @@ export const attributeFilterSchema: z.ZodType<AttributeFilter> = filterNodeSchem
   })
   .meta({ id: 'AttributeFilter' });
 
+// --- Members of list entries ---------------------------------------------
+
+type MemberSchemas<T extends FieldTable, R extends string> = {
+  -readonly [K in keyof T as K extends `${string}.${string}` ? never : T[K] extends AppliedField | NoEffectField ? K : never]: T[K] extends
+    | AppliedField<infer S>
+    | NoEffectField<infer S>
+    ? K extends R
+      ? S
+      : z.ZodOptional<S>
+    : never;
+};
+
+/**
+ * The schema of a list entry whose members a table classifies like a body's fields (a
+ * hosted tool in `tools`, which no body key can name): tagged by `type`; applied and
+ * no-effect members validated; a refused member, top-level or dotted, present and not
+ * null, is a custom issue carrying `params.refused`, which the checker answers 400
+ * unsupported_parameter naming it (`tools[0].ranking_options.hybrid_search`).
+ */
+export function memberSchema<Tag extends string, T extends FieldTable, R extends string = never>(tag: Tag, table: T, required: readonly R[] = []) {
+  const shape: Record<string, z.ZodType> = { type: z.literal(tag) };
+  const refusedMembers: { path: string[]; note: string }[] = [];
+  for (const [name, rule] of Object.entries(table)) {
+    if (rule.category === 'refused') refusedMembers.push({ path: name.split('.'), note: rule.note });
+    else if (rule.category === 'limited') throw new Error(`member '${name}' of ${tag}: limited members are not supported, give an applied schema`);
+    else if (!name.includes('.')) {
+      const schema = rule.schema ?? z.unknown();
+      shape[name] = (required as readonly string[]).includes(name) ? schema : schema.optional();
+    }
+  }
+  return z.looseObject(shape as { type: z.ZodLiteral<Tag> } & MemberSchemas<T, R>).superRefine((value, ctx) => {
+    for (const { path, note } of refusedMembers) {
+      let v: unknown = value;
+      for (const k of path) v = v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, k) ? (v as Record<string, unknown>)[k] : undefined;
+      if (v !== undefined && v !== null) ctx.addIssue({ code: 'custom', path, message: `not supported by this service (${note})`, params: { refused: note } });
+    }
+  });
+}
+
 // --- Shared by chat, text completions and responses ------------------------
 
 /** Credits a request used (SPEC "What the service does" item 4). */

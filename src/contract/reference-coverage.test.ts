@@ -8,6 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { compileTable } from './check.ts';
+import { FILE_SEARCH_TOOL_FIELDS } from './endpoints/responses-tools.ts';
 import { ALL_ENDPOINTS } from './registry.ts';
 
 const referencePath = path.resolve(import.meta.dirname, '../../../shared/reference/openai-openapi.json');
@@ -63,6 +64,17 @@ test('every reference field of every endpoint with a table is classified', { ski
     }
   }
   assert.ok(checked > 250, `only ${checked} reference fields were found: is the reference file complete?`);
+});
+
+test('every member of the reference FileSearchTool and its RankingOptions is classified in the tool\'s table', { skip: !haveReference && 'reference OpenAPI not found' }, () => {
+  const tool = spec.components.schemas.FileSearchTool as Json;
+  for (const member of properties(tool)) {
+    if (member !== 'type') assert.ok(FILE_SEARCH_TOOL_FIELDS[member as keyof typeof FILE_SEARCH_TOOL_FIELDS], `file_search member '${member}' is not classified`);
+  }
+  for (const member of properties(tool.properties.ranking_options)) {
+    assert.ok(FILE_SEARCH_TOOL_FIELDS[`ranking_options.${member}` as keyof typeof FILE_SEARCH_TOOL_FIELDS], `file_search member 'ranking_options.${member}' is not classified`);
+  }
+  assert.equal(FILE_SEARCH_TOOL_FIELDS['ranking_options.hybrid_search'].category, 'refused');
 });
 
 test('every reference endpoint under the families we offer has a contract table', { skip: !haveReference && 'reference OpenAPI not found' }, () => {

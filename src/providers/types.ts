@@ -123,8 +123,11 @@ export type StreamPart =
   | { type: 'tool-input-start'; id: string; toolName: string; providerExecuted?: boolean }
   | { type: 'tool-input-delta'; id: string; delta: string }
   | { type: 'tool-input-end'; id: string }
-  /** The result of a tool the service ran (providerExecuted), as the model read it. */
-  | { type: 'tool-result'; toolCallId: string; toolName: string; result: string }
+  /**
+   * The result of a tool the service ran (providerExecuted), as the model read it;
+   * `data`: what the surface shows of it beyond the text (a file search's results).
+   */
+  | { type: 'tool-result'; toolCallId: string; toolName: string; result: string; data?: unknown }
   | { type: 'source'; id: string; url: string; title?: string }
   | { type: 'warning'; message: string }
   /**

@@ -23,6 +23,7 @@ const PREFIX: Record<string, string> = {
   apply_patch_call: 'apc_',
   apply_patch_call_output: 'apco_',
   mcp_approval_response: 'mcpr_',
+  file_search_call: 'fs_',
 };
 
 export function newItemId(type: string): string {
@@ -68,14 +69,31 @@ export function messageText(item: Record<string, unknown>): string {
 }
 
 /**
+ * An item as it is shown: a file search's results only when `include` asks for
+ * `file_search_call.results` (they are always kept, so a later read with include shows
+ * them).
+ */
+export function shownItem(item: Item, include: readonly string[] | null | undefined): Item {
+  if (item.type === 'file_search_call' && item.results != null && !include?.includes('file_search_call.results')) return { ...item, results: null };
+  return item;
+}
+
+/** A response object as it is shown (its output items through `shownItem`). */
+export function shownResponse(response: Record<string, any>, include: readonly string[] | null | undefined): Record<string, any> {
+  if (!Array.isArray(response.output)) return response;
+  return { ...response, output: (response.output as Item[]).map((i) => shownItem(i, include)) };
+}
+
+/**
  * Items as a listing shows them: an input image's URL only when `include` asks for
  * `message.input_image.image_url` (the reference leaves it out otherwise; a data URL
- * can be megabytes).
+ * can be megabytes), a file search's results only with `file_search_call.results`.
  */
 export function forListing(items: readonly Item[], include: readonly string[] | null | undefined): Item[] {
-  if (include?.includes('message.input_image.image_url')) return [...items];
-  return items.map((item) => {
-    if (item.type !== 'message' || !Array.isArray(item.content) || !item.content.some((p: any) => p?.type === 'input_image' && p.image_url != null)) return item;
+  const images = include?.includes('message.input_image.image_url') === true;
+  return items.map((listed) => {
+    const item = shownItem(listed, include);
+    if (images || item.type !== 'message' || !Array.isArray(item.content) || !item.content.some((p: any) => p?.type === 'input_image' && p.image_url != null)) return item;
     return { ...item, content: item.content.map((p: any) => (p?.type === 'input_image' && p.image_url != null ? { ...p, image_url: null } : p)) };
   });
 }

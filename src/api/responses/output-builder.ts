@@ -3,9 +3,13 @@
 // are strictly sequential, as the reference streams them: each opens with
 // `response.output_item.added`, carries its deltas, and closes with its `.done` events
 // and `response.output_item.done` before the next item opens. Sequence numbers are given
-// by the writer (response-stream.ts), not here.
+// by the writer (response-stream.ts), not here. A hosted tool the service ran (its
+// input providerExecuted, passed on whole by the agent loop just before it runs) is its
+// hosted item: `file_search_call` opens when its input ends and closes with its
+// result; the passages it found are what later answers cite as `file_citation`.
 import type { FinishReason, StreamPart, TokenLogprob, Usage } from '../../providers/types.ts';
-import { newCallId, newItemId, type Item } from './items.ts';
+import { fileCitations, queriesOf, type CitedFile, type FileSearchData } from './file-search.ts';
+import { newCallId, newItemId, shownItem, type Item } from './items.ts';
 import { callItem, type ToolKind } from './tool-mapping.ts';
 
 export type StreamEvent = Record<string, unknown> & { type: string };
@@ -20,6 +24,12 @@ interface OpenReasoning {
   item: Item;
   index: number;
   text: string;
+}
+/** A hosted tool call the service runs; its item opens once its input has ended. */
+interface OpenHosted {
+  args: string;
+  item?: Item;
+  index?: number;
 }
 interface OpenCall {
   /** Set when streamed as a function call (added at its first fragment). */
@@ -41,11 +51,25 @@ export class OutputBuilder {
   private reasoning: OpenReasoning | null = null;
   /** Client tool calls whose input is still streaming, by call id. */
   private readonly calls = new Map<string, OpenCall>();
+  /** Hosted tool calls not answered yet, by call id. */
+  private readonly hosted = new Map<string, OpenHosted>();
+  /** The passages file searches found, by the number the model cites them with. */
+  private readonly sources = new Map<number, CitedFile>();
 
+  /**
+   * `withResults`: the request's include asks for file_search_call.results, so the
+   * events show them (the output keeps them whatever it asks: see `shown`).
+   */
   constructor(
     private readonly kinds: ReadonlyMap<string, ToolKind>,
     private readonly withLogprobs = false,
+    private readonly withResults = false,
   ) {}
+
+  /** The output as the caller sees it: a file search's results only when asked for. */
+  get shown(): Item[] {
+    return this.output.map((i) => this.show(i));
+  }
 
   /** The events one stream part produces (none for starts of nothing yet, results, warnings). */
   add(e: StreamPart): StreamEvent[] {
@@ -83,8 +107,13 @@ export class OutputBuilder {
         this.closeText(out);
         break;
       case 'tool-input-start': {
-        // The service's own tools become their hosted items when those tools exist.
-        if (e.providerExecuted) break;
+        if (e.providerExecuted) {
+          // Service tools without an item of their own (none yet) show nothing.
+          if (this.kinds.get(e.toolName)?.kind !== 'file_search') break;
+          this.closeAll(out);
+          this.hosted.set(e.id, { args: '' });
+          break;
+        }
         this.closeReasoning(out);
         this.closeText(out);
         const call: OpenCall = { providerName: e.toolName, callId: e.id || newCallId(), args: '' };
@@ -94,6 +123,8 @@ export class OutputBuilder {
         break;
       }
       case 'tool-input-delta': {
+        const hosted = this.hosted.get(e.id);
+        if (hosted) hosted.args += e.delta;
         const call = this.calls.get(e.id);
         if (!call) break;
         call.args += e.delta;
@@ -101,8 +132,15 @@ export class OutputBuilder {
         break;
       }
       case 'tool-input-end': {
+        const hosted = this.hosted.get(e.id);
+        if (hosted && !hosted.item) this.openFileSearch(hosted, out);
         const call = this.calls.get(e.id);
         if (call) this.closeCall(e.id, call, out);
+        break;
+      }
+      case 'tool-result': {
+        const hosted = this.hosted.get(e.toolCallId);
+        if (hosted) this.closeFileSearch(e.toolCallId, hosted, e.data as FileSearchData | undefined, out);
         break;
       }
       case 'finish':
@@ -131,6 +169,10 @@ export class OutputBuilder {
 
   private get itemStatus(): 'completed' | 'incomplete' {
     return this.finishReason === 'length' || this.finishReason === 'content_filter' ? 'incomplete' : 'completed';
+  }
+
+  private show(item: Item): Item {
+    return shownItem(item, this.withResults ? ['file_search_call.results'] : null);
   }
 
   private push(item: Item): number {
@@ -166,6 +208,37 @@ export class OutputBuilder {
     this.closeReasoning(out);
     this.closeText(out);
     for (const [id, call] of this.calls) this.closeCall(id, call, out);
+    // A search the stream ended before it answered (cut short): closed incomplete.
+    for (const [id, hosted] of this.hosted) this.closeFileSearch(id, hosted, undefined, out);
+  }
+
+  /** The search is about to run: its item opens, in progress, searching. */
+  private openFileSearch(h: OpenHosted, out: StreamEvent[]): void {
+    this.closeReasoning(out);
+    this.closeText(out);
+    for (const [id, call] of this.calls) this.closeCall(id, call, out);
+    const item: Item = { id: newItemId('file_search_call'), type: 'file_search_call', status: 'in_progress', queries: queriesOf(h.args), results: null };
+    h.item = item;
+    h.index = this.push(item);
+    const at = { output_index: h.index, item_id: item.id };
+    out.push({ type: 'response.output_item.added', output_index: h.index, item: { ...item } });
+    out.push({ type: 'response.file_search_call.in_progress', ...at });
+    out.push({ type: 'response.file_search_call.searching', ...at });
+  }
+
+  /** The search answered (or the stream ended first): its results kept, its item done. */
+  private closeFileSearch(id: string, h: OpenHosted, data: FileSearchData | undefined, out: StreamEvent[]): void {
+    this.hosted.delete(id);
+    if (!h.item) this.openFileSearch(h, out);
+    const item = h.item!;
+    if (data) {
+      item.queries = data.queries;
+      item.status = data.status;
+      item.results = data.results;
+      data.results.forEach((r, i) => this.sources.set(data.first + i, { file_id: r.file_id, filename: r.filename }));
+    } else item.status = 'incomplete';
+    if (item.status === 'completed') out.push({ type: 'response.file_search_call.completed', output_index: h.index, item_id: item.id });
+    out.push({ type: 'response.output_item.done', output_index: h.index, item: this.show({ ...item }) });
   }
 
   private closeReasoning(out: StreamEvent[]): void {
@@ -183,9 +256,14 @@ export class OutputBuilder {
     if (!this.text) return;
     const { item, index, text, logprobs } = this.text;
     this.text = null;
-    const part = { type: 'output_text', annotations: [], logprobs, text };
+    // Each [n] that names a passage found: annotated before the text is done.
+    const annotations = fileCitations(text, this.sources);
+    const part = { type: 'output_text', annotations, logprobs, text };
     item.content = [part];
     item.status = this.itemStatus;
+    annotations.forEach((annotation, i) =>
+      out.push({ type: 'response.output_text.annotation.added', item_id: item.id, output_index: index, content_index: 0, annotation_index: i, annotation }),
+    );
     out.push({ type: 'response.output_text.done', item_id: item.id, output_index: index, content_index: 0, text, logprobs });
     out.push({ type: 'response.content_part.done', item_id: item.id, output_index: index, content_index: 0, part });
     out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });

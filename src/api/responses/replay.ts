@@ -1,7 +1,8 @@
 // GET /responses/{id}?stream=true: a stored response's events, rebuilt from the stored
 // object in the order the live stream sent them (each item added, its text in one
-// delta, its done events), numbered from 0; `starting_after` skips what a client has
-// already seen. A background response still queued or running is waited for first.
+// delta, its annotations, its done events; a file search in progress, searching,
+// completed), numbered from 0; `starting_after` skips what a client has already seen.
+// A background response still queued or running is waited for first.
 import type { StreamEvent } from './output-builder.ts';
 import type { Item } from './items.ts';
 
@@ -11,10 +12,12 @@ function itemEvents(item: Item, index: number): StreamEvent[] {
     case 'message': {
       const part = ((item.content as Record<string, unknown>[]) ?? [])[0] ?? { type: 'output_text', annotations: [], logprobs: [], text: '' };
       const text = String(part.text ?? '');
+      const annotations = Array.isArray(part.annotations) ? part.annotations : [];
       return [
         { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress', content: [] } },
-        { type: 'response.content_part.added', ...at, content_index: 0, part: { ...part, text: '' } },
+        { type: 'response.content_part.added', ...at, content_index: 0, part: { ...part, text: '', annotations: [] } },
         ...(text ? [{ type: 'response.output_text.delta', ...at, content_index: 0, delta: text, logprobs: [] }] : []),
+        ...annotations.map((annotation, i) => ({ type: 'response.output_text.annotation.added', ...at, content_index: 0, annotation_index: i, annotation })),
         { type: 'response.output_text.done', ...at, content_index: 0, text, logprobs: [] },
         { type: 'response.content_part.done', ...at, content_index: 0, part },
         { type: 'response.output_item.done', output_index: index, item },
@@ -44,6 +47,14 @@ function itemEvents(item: Item, index: number): StreamEvent[] {
         { type: 'response.output_item.added', output_index: index, item: { ...item, input: '', status: 'in_progress' } },
         { type: 'response.custom_tool_call_input.delta', ...at, delta: item.input },
         { type: 'response.custom_tool_call_input.done', ...at, input: item.input },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    case 'file_search_call':
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress', results: null } },
+        { type: 'response.file_search_call.in_progress', ...at },
+        { type: 'response.file_search_call.searching', ...at },
+        ...(item.status === 'completed' ? [{ type: 'response.file_search_call.completed', ...at }] : []),
         { type: 'response.output_item.done', output_index: index, item },
       ];
     default:

@@ -15,10 +15,12 @@ import { outputCap } from '../../keys/key-limits.ts';
 import type { Call } from '../../pipeline/call.ts';
 import type { ChatMessage, ChatRequest, StreamPart, Usage } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
-import { runAgent, type ToolRegistry } from '../../agent/agent-loop.ts';
+import { runAgent, type AgentTool, type ToolRegistry } from '../../agent/agent-loop.ts';
+import type { VectorSearch } from '../../retrieval/search-types.ts';
 import { resolveFiles } from '../files/resolve-parts.ts';
 import { defined, generationOptions } from '../generation-options.ts';
-import { inputItems, type Item } from './items.ts';
+import { fileSearchConfig, fileSearchTool } from './file-search.ts';
+import { inputItems, shownResponse, type Item } from './items.ts';
 import { OutputBuilder } from './output-builder.ts';
 import type { StoredResponses } from './stored-responses.ts';
 import { fileIdsOf, toMessages } from './to-messages.ts';
@@ -43,6 +45,8 @@ export interface ResponsesDeps {
   tools: ToolRegistry;
   conversations?: ConversationItems;
   compaction?: CompactionSeal;
+  /** The vector stores' search, for the file_search tool (refused while there is none). */
+  vectorSearch?: VectorSearch;
 }
 
 export interface StartedResponse {
@@ -53,8 +57,13 @@ export interface StartedResponse {
   readonly initial: Record<string, any>;
   readonly kinds: ReadonlyMap<string, ToolKind>;
   readonly includeLogprobs: boolean;
+  /** `include` asks for file_search_call.results: the events and the returned object show them. */
+  readonly includeResults: boolean;
   readonly inputItems: Item[];
-  /** Builds the final object from what ran, keeps it and appends to the conversation. */
+  /**
+   * Builds the final object from what ran, keeps it whole and appends to the
+   * conversation; returns it as shown (a file search's results only with include).
+   */
   finish(builder: OutputBuilder, credits: number, usage: Usage): Promise<Record<string, any>>;
 }
 
@@ -63,6 +72,10 @@ export interface StartedResponse {
  * the tool is never called and the model must not pretend it looked anything up.
  */
 const NO_WEB_SEARCH = 'Web search is not available: you cannot browse the web or look anything up online. If asked to, say so plainly.';
+
+/** Hosted tools without a backend here (mapTools refuses them as not offered). */
+const NONE_UNAVAILABLE: ReadonlySet<string> = new Set();
+const NO_FILE_SEARCH: ReadonlySet<string> = new Set(['file_search']);
 
 export function newResponseId(): string {
   return newId('resp_');
@@ -178,7 +191,7 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
     const at = input.findIndex((i) => known.has(i.id));
     if (at >= 0) throw invalidRequest(`The conversation already has an item with id '${input[at]!.id}'.`, `input[${at}].id`);
   }
-  const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key);
+  const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, deps.vectorSearch ? NONE_UNAVAILABLE : NO_FILE_SEARCH);
 
   const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
   const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
@@ -230,15 +243,21 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   const earlier = { conversationId: prepared.conversationId };
   request.requestId = call.id;
 
-  const estimate = estimateInputTokens([messages, mapped.functions, body.text?.format], counter.attachments);
-  const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
-  // Client tools, a format or logprobs: the model answers directly; else the service's own tool loop may run.
+  // The request's hosted tools run in the agent loop whatever else it carries; the
+  // service's own tools only when the model would not answer directly (client tools, a
+  // format or logprobs, or a key without agent tools).
+  const hosted: AgentTool[] = mapped.fileSearch ? [fileSearchTool(deps.vectorSearch!, accountId, fileSearchConfig(mapped.fileSearch.tool), call.log)] : [];
   const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || !key.permissions.agent_tools;
-  const source = direct
+  const serviceTools = [...hosted, ...(direct ? [] : deps.tools.available(key))];
+
+  const estimate = estimateInputTokens([messages, mapped.functions, hosted.map((t) => t.definition), body.text?.format], counter.attachments);
+  const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
+  const source = serviceTools.length === 0
     ? services.chat.provider.chat(request, run.signal)
-    : runAgent(services.chat.provider, request, deps.tools.available(key), run.signal, {
+    : runAgent(services.chat.provider, request, serviceTools, run.signal, {
         beforeStep: (m) => run.extend(estimateInputTokens(m, counter.attachments).bound, maxTokens),
       });
+  const include = (body.include ?? []) as string[];
 
   const id = opts.id ?? newResponseId();
   const createdAt = opts.createdAt ?? Math.floor(Date.now() / 1000);
@@ -250,6 +269,7 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
     initial,
     kinds: mapped.kinds,
     includeLogprobs,
+    includeResults: include.includes('file_search_call.results'),
     inputItems: input,
     async finish(builder, credits, usage) {
       const { status, incomplete_details } = builder.status;
@@ -268,14 +288,14 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
         await deps.stored.save({ accountId, response, inputItems: input, previousResponseId: body.previous_response_id ?? null, conversationId: earlier.conversationId });
       }
       if (earlier.conversationId) await deps.conversations!.append(accountId, earlier.conversationId, [...input, ...builder.output]);
-      return response;
+      return shownResponse(response, include);
     },
   };
 }
 
 /** Consumes the model's events into the builder; the whole response once it has run. */
 export async function collectResponse(started: StartedResponse): Promise<OutputBuilder> {
-  const builder = new OutputBuilder(started.kinds, started.includeLogprobs);
+  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.includeResults);
   for await (const e of started.events) builder.add(e);
   builder.close();
   return builder;

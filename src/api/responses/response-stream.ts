@@ -33,7 +33,7 @@ export async function finalEvents(started: StartedResponse, builder: OutputBuild
 
 /** How a stream that failed once started ends: an `error` event, then `response.failed`. */
 export function failureEvents(started: StartedResponse, builder: OutputBuilder, error: ApiError): StreamEvent[] {
-  const response = { ...started.initial, status: 'failed', output: builder.output, error: { code: error.code, message: error.message } };
+  const response = { ...started.initial, status: 'failed', output: builder.shown, error: { code: error.code, message: error.message } };
   return [
     { type: 'error', code: error.code, message: error.message, param: error.param },
     { type: 'response.failed', response },
@@ -41,7 +41,7 @@ export function failureEvents(started: StartedResponse, builder: OutputBuilder, 
 }
 
 export function streamResponse(reply: FastifyReply, started: StartedResponse): Promise<FastifyReply> {
-  const builder = new OutputBuilder(started.kinds, started.includeLogprobs);
+  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.includeResults);
   const seq = sequencer();
   return streamAnswer({
     reply,

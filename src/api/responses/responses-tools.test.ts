@@ -61,7 +61,6 @@ describe('client-run tools on the offline engine', () => {
   test('hosted tools not offered yet are refused naming the tool', async () => {
     for (const tool of [
       { type: 'code_interpreter', container: { type: 'auto' } },
-      { type: 'file_search', vector_store_ids: ['vs_1'] },
       { type: 'image_generation' },
       { type: 'mcp', server_label: 'x', server_url: 'https://example.com/mcp' },
       { type: 'shell', environment: { type: 'container_auto' } },

@@ -12,7 +12,7 @@ import { serverError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { collectResponse, startResponse, type ResponseBody, type ResponsesDeps, type StartedResponse } from './response-call.ts';
 import { pageItems } from './stored-responses.ts';
-import { forListing } from './items.ts';
+import { forListing, shownResponse } from './items.ts';
 import { replayEvents } from './replay.ts';
 import { openEventStream } from '../../http/sse.ts';
 
@@ -56,7 +56,8 @@ export function responsesRoutes(router: Router, deps: ResponsesDeps & { compacti
   router.endpoint(getResponse, async ({ params, query, key, request, reply }) => {
     let found = await deps.stored.get(key.accountId, params.response_id!);
     if (!found) throw missing(params.response_id!);
-    if (query.stream !== true) return found.response;
+    const include = query.include as string[] | undefined;
+    if (query.stream !== true) return shownResponse(found.response, include);
     // A background response still running is waited for, while the client stays.
     while (found && (found.response.status === 'queued' || found.response.status === 'in_progress') && !request.raw.destroyed && !reply.raw.destroyed) {
       await new Promise((r) => setTimeout(r, REPLAY_POLL_MS));
@@ -64,7 +65,7 @@ export function responsesRoutes(router: Router, deps: ResponsesDeps & { compacti
     }
     if (!found) throw missing(params.response_id!);
     const sse = openEventStream(reply);
-    for (const e of replayEvents(found.response, typeof query.starting_after === 'number' ? query.starting_after : undefined)) await sse.send(e, e.type);
+    for (const e of replayEvents(shownResponse(found.response, include), typeof query.starting_after === 'number' ? query.starting_after : undefined)) await sse.send(e, e.type);
     sse.end();
     return reply;
   });
@@ -79,11 +80,11 @@ export function responsesRoutes(router: Router, deps: ResponsesDeps & { compacti
     if (!found) throw missing(params.response_id!);
     if (!found.background) throw responseNotCancellable('Only a background response can be cancelled.');
     const status = found.response.status;
-    if (status === 'cancelled') return found.response;
+    if (status === 'cancelled') return shownResponse(found.response, null);
     if (status !== 'queued' && status !== 'in_progress') throw responseNotCancellable(`The response is already ${status}: only a queued or running background response can be cancelled.`);
     const cancelled = background ? await background.cancel(key.accountId, params.response_id!) : undefined;
     if (!cancelled) throw missing(params.response_id!);
-    return cancelled;
+    return shownResponse(cancelled, null);
   });
 
   router.endpoint(listInputItems, async ({ params, query, key }) => {

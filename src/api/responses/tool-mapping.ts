@@ -4,11 +4,13 @@
 // the offline engine and any OpenAI-compatible upstream can call it; the call is turned
 // back into the item type the client expects (`function_call`, `custom_tool_call`,
 // `shell_call`, `computer_call`, `apply_patch_call`). Web search with no search backend
-// is never offered to the model.
+// is never offered to the model. file_search is a hosted tool the service runs
+// (file-search.ts): it is no client function, and comes back as `file_search_call`.
 import { RESPONSE_TOOL_SWITCHES } from '../../contract/endpoints/responses-tools.ts';
 import { invalidRequest, modelNotAllowed, unsupportedParameter } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { FunctionTool, ToolChoice } from '../../providers/types.ts';
+import { FILE_SEARCH_FUNCTION_NAME } from './file-search.ts';
 import { newItemId, type Item } from './items.ts';
 
 export type ToolKind =
@@ -16,7 +18,9 @@ export type ToolKind =
   | { kind: 'custom'; name: string; namespace?: string }
   | { kind: 'shell' }
   | { kind: 'computer'; preview: boolean }
-  | { kind: 'apply_patch' };
+  | { kind: 'apply_patch' }
+  /** A hosted tool the service runs (a service tool of the agent loop). */
+  | { kind: 'file_search' };
 
 export interface MappedTools {
   functions: FunctionTool[];
@@ -25,6 +29,8 @@ export interface MappedTools {
   toolChoice?: ToolChoice;
   /** The caller offered web search (never called: there is no search backend). */
   webSearch: boolean;
+  /** The request's file_search tool and where it is (`tools[2]`). */
+  fileSearch?: { tool: RawTool; at: string };
 }
 
 const SHELL_FUNCTION: FunctionTool = {
@@ -104,21 +110,26 @@ function functionOf(t: RawTool, name: string): FunctionTool {
   };
 }
 
-/** The switch table's entry for a tool, or a refusal naming it. */
-function admitTool(t: RawTool, at: string, key: KeyRecord): void {
+/**
+ * The switch table's entry for a tool, or a refusal naming it. `unavailable`: hosted
+ * tools this service cannot run (no backend configured), refused as not offered.
+ */
+function admitTool(t: RawTool, at: string, key: KeyRecord, unavailable: ReadonlySet<string>): void {
   const type = t.type === 'shell' && t.environment?.type === 'local' ? 'shell/local' : String(t.type);
   const entry = RESPONSE_TOOL_SWITCHES[type];
   if (!entry) throw unsupportedParameter(`${at}.type`, `The tool type '${t.type}' is not offered.`);
   if (!entry.offered) throw unsupportedParameter(`${at}.type`, `The ${t.type} tool is not offered yet.`);
+  if (unavailable.has(type)) throw unsupportedParameter(`${at}.type`, `The ${t.type} tool is not offered: this service has no backend configured for it.`);
   if (entry.permission && !key.permissions[entry.permission]) {
     throw modelNotAllowed(`This API key does not have the '${entry.permission}' permission, which the ${t.type} tool needs.`, `${at}.type`);
   }
 }
 
-export function mapTools(tools: readonly RawTool[] | null | undefined, choice: unknown, key: KeyRecord): MappedTools {
+export function mapTools(tools: readonly RawTool[] | null | undefined, choice: unknown, key: KeyRecord, unavailable: ReadonlySet<string> = new Set()): MappedTools {
   const functions: FunctionTool[] = [];
   const kinds = new Map<string, ToolKind>();
   let webSearch = false;
+  let fileSearch: MappedTools['fileSearch'];
   const add = (f: FunctionTool, kind: ToolKind, at: string) => {
     if (kinds.has(f.name)) throw invalidRequest(`Two tools are named '${f.name}'.`, at);
     functions.push(f);
@@ -126,7 +137,7 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
   };
   (tools ?? []).forEach((t, i) => {
     const at = `tools[${i}]`;
-    admitTool(t, at, key);
+    admitTool(t, at, key, unavailable);
     switch (t.type) {
       case 'function':
         add(functionOf(t, t.name), { kind: 'function', name: t.name }, `${at}.name`);
@@ -152,12 +163,18 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
       case 'apply_patch':
         add(APPLY_PATCH_FUNCTION, { kind: 'apply_patch' }, at);
         break;
+      case 'file_search':
+        if (fileSearch) throw invalidRequest('Send one file_search tool: list every vector store in its vector_store_ids.', at);
+        if (kinds.has(FILE_SEARCH_FUNCTION_NAME)) throw invalidRequest(`Two tools are named '${FILE_SEARCH_FUNCTION_NAME}'.`, at);
+        kinds.set(FILE_SEARCH_FUNCTION_NAME, { kind: 'file_search' });
+        fileSearch = { tool: t, at };
+        break;
       default:
         // web search: no search backend, so never offered to the model.
         webSearch = true;
     }
   });
-  return { functions, kinds, webSearch, ...mapChoice(choice, kinds) };
+  return { functions, kinds, webSearch, ...(fileSearch ? { fileSearch } : {}), ...mapChoice(choice, kinds) };
 }
 
 function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?: ToolChoice } {
@@ -172,7 +189,7 @@ function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?
     if (!name) throw invalidRequest(`The tool '${c.name}' named in tool_choice is not among the tools.`, 'tool_choice');
     return { toolChoice: { name } };
   }
-  const hosted: Record<string, string> = { shell: 'shell', apply_patch: 'apply_patch', computer: 'computer', computer_use: 'computer', computer_use_preview: 'computer' };
+  const hosted: Record<string, string> = { shell: 'shell', apply_patch: 'apply_patch', computer: 'computer', computer_use: 'computer', computer_use_preview: 'computer', file_search: FILE_SEARCH_FUNCTION_NAME };
   const name = hosted[c.type];
   // Any other hosted tool choice is treated as auto (SPEC).
   return name && kinds.has(name) ? { toolChoice: { name } } : kinds.size ? { toolChoice: 'auto' } : {};

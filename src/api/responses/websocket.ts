@@ -135,7 +135,7 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
           checkCall(call, { body });
           await admitCall(services, call);
           const started = await startResponse(services, sessionDeps, call, call.body as ResponseBody, call.key!);
-          const builder = new OutputBuilder(started.kinds, started.includeLogprobs);
+          const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.includeResults);
           const seq = sequencer();
           const emit = (events: StreamEvent[]) => events.forEach((e) => send(seq(e)));
           try {
@@ -145,7 +145,7 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
             const events = await finalEvents(started, builder, credits, usage);
             const response = events.at(-1)!.response as Record<string, any>;
             if (response.store === false) {
-              unstored.set(response.id, { inputItems: started.inputItems, output: response.output, previousResponseId: response.previous_response_id });
+              unstored.set(response.id, { inputItems: started.inputItems, output: builder.output, previousResponseId: response.previous_response_id });
               if (unstored.size > SESSION_RESPONSES) unstored.delete(unstored.keys().next().value!);
             }
             emit(events);

@@ -1,8 +1,9 @@
 // Tools, tool choice, text format, reasoning and include of the Responses family
 // (SPEC "Responses", "Hosted tools in /responses").
 import { z } from 'zod';
-import { attributeFilterSchema, objectId, reasoningEffortSchema, verbositySchema } from '../fields.ts';
+import { applied, attributeFilterSchema, memberSchema, noEffect, objectId, reasoningEffortSchema, refused, verbositySchema } from '../fields.ts';
 import { jsonSchemaObject } from '../json-schema-limits.ts';
+import type { FieldTable } from '../types.ts';
 import type { Permission } from '../../keys/permissions.ts';
 
 const allowedCallers = z.array(z.enum(['direct', 'programmatic'])).max(2).nullable().optional();
@@ -110,16 +111,36 @@ const shellTool = z.looseObject({
   allowed_callers: allowedCallers,
 });
 
-const fileSearchTool = z.looseObject({
-  type: z.literal('file_search'),
-  vector_store_ids: z.array(z.string()).max(100),
-  // SPEC Limits: search results 1 to 50.
-  max_num_results: z.number().int().min(1).max(50).optional(),
-  ranking_options: z
-    .looseObject({ ranker: z.string().optional(), score_threshold: z.number().min(0).max(1).optional() })
-    .optional(),
-  filters: attributeFilterSchema.nullable().optional(),
-});
+/** The reference's RankerVersionType. */
+const FILE_SEARCH_RANKERS = ['auto', 'default-2024-11-15'] as const;
+
+/**
+ * The members of a file_search tool (reference FileSearchTool and its RankingOptions),
+ * classified like body fields, the same rules as POST /vector_stores/{id}/search. The
+ * tool's schema is built from this table; /capabilities publishes it under
+ * `tools[file_search].<member>`; reference-coverage.test.ts proves it whole.
+ */
+export const FILE_SEARCH_TOOL_FIELDS = {
+  vector_store_ids: applied(
+    z.array(objectId()).min(1, 'name at least one vector store').max(100, 'at most 100 vector stores'),
+    "the vector stores to search, the key's account's (another account's or an unknown id finds nothing)",
+  ),
+  // SPEC Limits: search results 1 to 50 (default 10).
+  max_num_results: applied(z.number().int().min(1).max(50), '1 to 50 (default 10) passages per search'),
+  filters: applied(attributeFilterSchema.nullable(), 'attribute filters: eq, ne, gt, gte, lt, lte, in, nin, combined with and / or'),
+  ranking_options: applied(
+    z.looseObject({ ranker: z.enum(FILE_SEARCH_RANKERS).optional(), score_threshold: z.number().min(0).max(1).optional() }),
+    'ranker and score_threshold',
+  ),
+  'ranking_options.score_threshold': applied(z.number().min(0).max(1), '0 to 1: passages scoring below it are dropped'),
+  'ranking_options.ranker': noEffect('passages are ranked by the service', z.enum(FILE_SEARCH_RANKERS)),
+  'ranking_options.hybrid_search': refused('hybrid search weights are not offered'),
+} as const satisfies FieldTable;
+
+const fileSearchTool = memberSchema('file_search', FILE_SEARCH_TOOL_FIELDS, ['vector_store_ids']);
+
+/** Member tables of the tools that have one, by tool type (published by /capabilities). */
+export const RESPONSE_TOOL_FIELDS: Readonly<Record<string, FieldTable>> = { file_search: FILE_SEARCH_TOOL_FIELDS };
 
 const imageGenerationTool = z.looseObject({
   type: z.literal('image_generation'),
@@ -279,8 +300,9 @@ export const conversationParamSchema = z.union([objectId(), z.looseObject({ id: 
 
 /**
  * The key switch each tool type needs (SPEC "Hosted tools in /responses"), and whether
- * the service runs it yet: a tool that is not offered yet is refused naming it. Web
- * search needs no switch: with no search backend it is never called.
+ * the service runs it yet: a tool that is not offered yet is refused naming it (so is
+ * file_search where no vector search is configured). Web search needs no switch: with
+ * no search backend it is never called.
  */
 export const RESPONSE_TOOL_SWITCHES: Record<string, { permission: Permission | null; offered: boolean }> = {
   function: { permission: 'function_calling', offered: true },
@@ -296,7 +318,7 @@ export const RESPONSE_TOOL_SWITCHES: Record<string, { permission: Permission | n
   computer_use_preview: { permission: 'function_calling', offered: true },
   apply_patch: { permission: 'function_calling', offered: true },
   code_interpreter: { permission: 'code_interpreter', offered: false },
-  file_search: { permission: 'file_search', offered: false },
+  file_search: { permission: 'file_search', offered: true },
   image_generation: { permission: 'image_generation', offered: false },
   mcp: { permission: 'remote_mcp', offered: false },
 };

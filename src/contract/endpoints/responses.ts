@@ -180,6 +180,7 @@ export const createResponse = defineEndpoint({
     'Client-run tools (function, shell with environment local, computer, apply_patch) end the response with call items; continue with the matching *_output items and previous_response_id, a conversation or the full input.',
     'A remote MCP call waits for approval unless require_approval says never: answer the mcp_approval_request with an mcp_approval_response input item plus previous_response_id.',
     'Each hosted tool needs its key switch: code_interpreter and container shells need Code interpreter; shell with environment local, computer, computer_use_preview and apply_patch need Function calling; file_search needs File search; image_generation needs Image generation; mcp needs Remote MCP servers.',
+    "file_search searches the key's account's vector stores (vector_store_ids of another account find nothing): each search is a file_search_call item whose results show only with include file_search_call.results; the answer cites passages with [n] markers, each annotated as a file_citation (index: the marker's offset in the text, in Unicode code points).",
     'The same session is offered over a WebSocket: GET /responses with Upgrade: websocket.',
   ],
 });

@@ -4,6 +4,7 @@
 import { findArithmetic, formatNumber, type Arithmetic } from './arithmetic.ts';
 import type { Conversation } from './conversation.ts';
 import { isShellName } from './command-intent.ts';
+import { FILE_SEARCH_TOOL, PASSAGE_CHARS, prose, readPassages, searchQuery, type Passage } from './file-search.ts';
 import type { Rng } from './rng.ts';
 
 export type Verbosity = 'low' | 'medium' | 'high';
@@ -32,6 +33,11 @@ const SUMMARIZE = /^\s*(?:please\s+)?(?:summari[sz]e|tl;?dr|give me a summary of
 const STOPWORDS = new Set(
   'a an and are as at be been but by can could did do does for from had has have he her his how i if in into is it its me my no not of on or our she so than that the their them then there these they this those to too us was we were what when where which who why will with would you your'.split(' '),
 );
+
+/** "Hello", "hi there!": a greeting and nothing else. */
+export function isGreeting(message: string): boolean {
+  return GREETING.test(message);
+}
 
 /** Verbosity asked for in instructions ("be brief", "in detail"), if any. */
 export function verbosityFromInstructions(instructions: string): Verbosity | undefined {
@@ -113,6 +119,9 @@ function composeRaw(conv: Conversation, verbosity: Verbosity, rng: Rng): Answer 
   const limits = LIMITS[verbosity];
   const msg = conv.lastUserText.trim();
 
+  if (conv.toolResults.length > 0 && conv.toolResults.every((r) => r.name === FILE_SEARCH_TOOL)) {
+    return { intent: 'tool_result', text: fileSearchAnswer(conv.toolResults.map((r) => r.content), msg, verbosity) };
+  }
   if (conv.toolResults.length === 1) {
     const only = conv.toolResults[0]!;
     const from = verbosity === 'high' && only.name ? ` (from ${only.name})` : '';
@@ -224,4 +233,38 @@ function withAttachments(text: string, conv: Conversation, mention: boolean): st
 
 function join(parts: readonly (string | false | undefined | null | '')[]): string {
   return parts.filter((p): p is string => typeof p === 'string' && p !== '').join(' ');
+}
+
+const QUOTES: Record<Verbosity, { passages: number; sentences: number; words: number }> = {
+  low: { passages: 1, sentences: 1, words: 30 },
+  medium: { passages: 3, sentences: 2, words: 50 },
+  high: { passages: 3, sentences: 2, words: 90 },
+};
+
+/** A passage's first sentence or two (headings left out), with its double quotes made single. */
+function quote(p: Passage, verbosity: Verbosity): string {
+  const { sentences: count, words } = QUOTES[verbosity];
+  return truncateWords(sentences(prose(p.text.slice(0, PASSAGE_CHARS))).slice(0, count).join(' '), words).replace(/"/g, "'");
+}
+
+/** Passages scoring under this share of the best one are not worth quoting beside it. */
+const RELEVANT_SHARE = 0.5;
+
+/**
+ * The answer after file searches: the best passages (listed first, and scoring at least
+ * half the best one's score) quoted, each followed by its [n] marker; or that nothing
+ * was found, or that the search failed.
+ */
+export function fileSearchAnswer(results: readonly string[], question: string, verbosity: Verbosity): string {
+  const passages = results.flatMap(readPassages).filter((p) => p.text !== '');
+  if (passages.length === 0) {
+    if (results.some((r) => r.startsWith('The file search failed'))) return 'The file search failed, so I could not look in the files.';
+    return `Nothing was found in the files for "${truncateWords(searchQuery(question), 20).replace(/"/g, "'")}".`;
+  }
+  const best = Math.max(...passages.map((p) => p.score));
+  return passages
+    .filter((p) => p.score >= best * RELEVANT_SHARE)
+    .slice(0, QUOTES[verbosity].passages)
+    .map((p) => `From ${p.filename}: "${quote(p, verbosity)}" [${p.n}]`)
+    .join('\n');
 }

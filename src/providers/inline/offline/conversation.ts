@@ -1,6 +1,8 @@
 // What the engine reads from a chat: the last user text, the instructions,
-// attachments, and trailing tool results, each at most READ_CHARS of it.
+// attachments, and trailing tool results, each at most READ_CHARS of it (a file
+// search's results SEARCH_READ_CHARS).
 import type { ChatMessage } from '../../types.ts';
+import { FILE_SEARCH_TOOL, SEARCH_READ_CHARS } from './file-search.ts';
 
 /**
  * The engine's heuristics (answers, continuations, tool choice, hints) read at most
@@ -61,7 +63,9 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as ChatMessage;
     if (m.role !== 'tool') break;
-    toolResults.unshift({ name: toolNameFor(messages, i, m.tool_call_id), content: excerpt(m.content) });
+    const name = toolNameFor(messages, i, m.tool_call_id);
+    // A file search's passages are read from the start, best first (file-search.ts).
+    toolResults.unshift({ name, content: name === FILE_SEARCH_TOOL ? m.content.slice(0, SEARCH_READ_CHARS) : excerpt(m.content) });
   }
 
   return {

@@ -1,9 +1,13 @@
 // Which function tools to call, and with what arguments. A tool matches when
 // words of its name (split on _ and camelCase) or significant words of its
-// description appear in the last user message.
+// description appear in the last user message. A command, a file edit or screen
+// actions the message asks for, and a question for the service's file_search tool,
+// are called with arguments taken from the message.
 import type { FunctionTool, ToolChoice } from '../../types.ts';
 import { findArithmetic } from './arithmetic.ts';
 import { commandArguments, commandFrom, computerTool, fileEditFrom, patchArguments, patchTool, screenActionsFrom, shellTool } from './command-intent.ts';
+import { isGreeting } from './answer.ts';
+import { fileSearchTool, searchQuery } from './file-search.ts';
 import { createHints, splitName } from './hints.ts';
 import { generateJson, type GenerationLimits } from './json-from-schema.ts';
 import { randomId, type Rng } from './rng.ts';
@@ -109,8 +113,25 @@ function intentCall(input: ToolPlanInput): { tool: FunctionTool; args: Record<st
   return undefined;
 }
 
+/**
+ * The service's file_search tool, when offered and the user asked something: searched
+ * with the user's words, unless a named tool choice picks another tool or another tool
+ * fits the message (a greeting is not a question).
+ */
+function searchCall(input: ToolPlanInput): { tool: FunctionTool; args: Record<string, unknown> } | undefined {
+  const { toolChoice } = input;
+  if (toolChoice === 'none' || (toolChoice === 'auto' && input.afterToolResult)) return undefined;
+  const allowed = typeof toolChoice === 'object' ? input.tools.filter((t) => t.name === toolChoice.name) : input.tools;
+  const search = fileSearchTool(allowed);
+  const query = searchQuery(input.message);
+  if (!search || query === '' || isGreeting(query)) return undefined;
+  const others = input.tools.filter((t) => t !== search);
+  if (typeof toolChoice !== 'object' && chooseTools({ ...input, tools: others, toolChoice: 'auto' }).length > 0) return undefined;
+  return { tool: search, args: { query } };
+}
+
 export function planToolCalls(input: ToolPlanInput, rng: Rng, limits?: GenerationLimits): PlannedCall[] {
-  const intent = intentCall(input);
+  const intent = intentCall(input) ?? searchCall(input);
   if (intent) {
     const text = JSON.stringify(intent.args);
     const fits = limits === undefined || text.length <= limits.maxChars;

@@ -1,0 +1,78 @@
+// The agent loop over a scripted provider: service calls passed on whole after their
+// step, each just before it runs and followed by its result (with its data); client
+// tools offered beside the service's, a client call ending the loop; usage summed.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ChatProvider, ChatRequest, StreamPart } from '../providers/types.ts';
+import { runAgent, type AgentTool } from './agent-loop.ts';
+
+/** Answers each step with the next script; records the requests. */
+function scripted(steps: StreamPart[][]): ChatProvider & { requests: ChatRequest[] } {
+  const requests: ChatRequest[] = [];
+  return {
+    name: 'scripted',
+    requests,
+    async *chat(request) {
+      requests.push(request);
+      yield* steps[requests.length - 1] ?? [];
+    },
+    complete: () => {
+      throw new Error('not used');
+    },
+  };
+}
+
+const call = (id: string, name: string, args: string): StreamPart[] => [
+  { type: 'tool-input-start', id, toolName: name },
+  { type: 'tool-input-delta', id, delta: args },
+  { type: 'tool-input-end', id },
+];
+const usage = { inputTokens: 10, outputTokens: 2 };
+
+async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
+  const out: StreamPart[] = [];
+  for await (const p of parts) out.push(p);
+  return out;
+}
+
+test('service calls are passed on whole after their step, each just before it runs, with its result and data', async () => {
+  const ran: string[] = [];
+  const search: AgentTool = {
+    definition: { name: 'file_search', parameters: { type: 'object' } },
+    async run(args) {
+      ran.push(args);
+      return { text: `found for ${args}`, data: { n: ran.length } };
+    },
+  };
+  const provider = scripted([
+    [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'Looking.' }, { type: 'text-end', id: 't' }, ...call('a', 'file_search', '{"query":"x"}'), ...call('b', 'file_search', '{"query":"y"}'), { type: 'finish', reason: 'tool_calls', usage }],
+    [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'Done [1].' }, { type: 'text-end', id: 't' }, { type: 'finish', reason: 'stop', usage }],
+  ]);
+  const parts = await collect(runAgent(provider, { model: 'agent', messages: [{ role: 'user', content: 'q' }], toolChoice: 'required' }, [search], new AbortController().signal));
+  assert.deepEqual(
+    parts.map((p) => (p.type === 'tool-input-start' ? `start ${p.id} ${p.providerExecuted}` : p.type === 'tool-result' ? `result ${p.toolCallId} ${JSON.stringify(p.data)}` : p.type)),
+    ['text-start', 'text-delta', 'text-end', 'start a true', 'tool-input-delta', 'tool-input-end', 'result a {"n":1}', 'start b true', 'tool-input-delta', 'tool-input-end', 'result b {"n":2}', 'text-start', 'text-delta', 'text-end', 'finish'],
+  );
+  assert.deepEqual(parts.at(-1), { type: 'finish', reason: 'stop', usage: { inputTokens: 20, outputTokens: 4, reasoningTokens: 0 } });
+  assert.deepEqual(provider.requests.map((r) => r.toolChoice), ['required', 'auto'], "the request's own choice for the first step, then auto");
+  const second = provider.requests[1]!.messages;
+  assert.deepEqual(second.slice(1).map((m) => m.role), ['assistant', 'tool', 'tool']);
+  assert.equal((second[2] as { content: string }).content, 'found for {"query":"x"}');
+});
+
+test('client tools are offered beside the service tools; a step calling one ends the loop after its service calls ran', async () => {
+  let ran = 0;
+  const search: AgentTool = { definition: { name: 'file_search' }, run: async () => (ran++, 'text only') };
+  const provider = scripted([[...call('c', 'get_weather', '{"city":"Paris"}'), ...call('s', 'file_search', '{}'), ...call('x', 'unknown', '{}'), { type: 'finish', reason: 'tool_calls', usage }]]);
+  const request: ChatRequest = { model: 'agent', messages: [{ role: 'user', content: 'q' }], tools: [{ name: 'get_weather' }] };
+  const parts = await collect(runAgent(provider, request, [search], new AbortController().signal));
+  assert.deepEqual(provider.requests[0]!.tools!.map((t) => t.name), ['get_weather', 'file_search']);
+  assert.deepEqual(provider.requests[0]!.toolChoice, 'auto');
+  assert.deepEqual(
+    parts.map((p) => p.type + ('id' in p ? ` ${p.id}` : '') + (p.type === 'tool-input-start' ? ` ${p.providerExecuted ?? false}` : '')),
+    ['tool-input-start c false', 'tool-input-delta c', 'tool-input-end c', 'tool-input-start s true', 'tool-input-delta s', 'tool-input-end s', 'tool-result', 'finish'],
+  );
+  assert.equal(ran, 1);
+  assert.equal((parts.at(-1) as { reason: string }).reason, 'tool_calls');
+  assert.equal(provider.requests.length, 1);
+});
