@@ -77,7 +77,7 @@ export interface AppOptions {
   env?: NodeJS.ProcessEnv;
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: DestinationStream;
-  /** The search behind the Responses file_search tool (tests inject one; none yet otherwise). */
+  /** The search behind the Responses file_search tool instead of the vector stores' own (tests). */
   vectorSearch?: VectorSearch;
 }
 
@@ -152,7 +152,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     tools: emptyToolRegistry,
     conversations,
     compaction,
-    ...(options.vectorSearch ? { vectorSearch: options.vectorSearch } : {}),
+    vectorSearch: options.vectorSearch ?? vectorSearch,
   } satisfies ResponsesDeps;
   const background = backgroundResponses(services, responses);
   services.jobRunner.handle(backgroundResponseJob, background.handler, { concurrency: config.backgroundResponses });
