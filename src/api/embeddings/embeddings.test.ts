@@ -142,6 +142,10 @@ describe('refusals', () => {
     assert.equal((await client.embeddings.create({ model: 'agent-embed', input: Array.from({ length: 8192 }, () => 1) })).usage.prompt_tokens, 8192);
     await refused(client.embeddings.create({ model: 'agent-embed', input: [[1, 2, 199998]] }), 400, 'input', /199998/);
     await refused(client.embeddings.create({ model: 'agent-embed', input: '' }), 400, 'input');
+    // The item at fault is named, in the shape the input has.
+    await refused(client.embeddings.create({ model: 'agent-embed', input: [1, 2, -1] }), 400, 'input[2]', /token id/);
+    await refused(client.embeddings.create({ model: 'agent-embed', input: [[1], []] }), 400, 'input[1]', /cannot be empty/);
+    await refused(client.embeddings.create({ model: 'agent-embed', input: ['a', 1] as never }), 400, 'input[1]', /expected string/);
     await refused(client.embeddings.create({ model: 'agent-embed', input: 'x', encoding_format: 'int8' as never }), 400, 'encoding_format');
   });
 
