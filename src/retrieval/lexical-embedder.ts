@@ -24,6 +24,8 @@ const WEIGHT_GRAMS = 0.5; // shared by a word's character 4-grams
 const WEIGHT_STOP = 0.15;
 /** A text's words read at most (the service's own model reads 512 tokens a chunk; words are fewer). */
 const MAX_WORDS = 4096;
+/** Words embedded between two looks at the clock. */
+const WORDS_PER_STEP = 256;
 /** Yield to the event loop after this much work (ms). */
 const SLICE_MS = 4;
 
@@ -46,13 +48,18 @@ export class LexicalEmbedder implements Embedder {
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
     let sliceStart = performance.now();
+    const pause = async () => {
+      if (performance.now() - sliceStart <= SLICE_MS) return;
+      await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+      sliceStart = performance.now();
+    };
     for (const text of texts) {
-      if (performance.now() - sliceStart > SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        signal?.throwIfAborted();
-        sliceStart = performance.now();
-      }
-      out.push(this.embedOne(text));
+      await pause();
+      const weights = new Map<string, number>();
+      // A long text (an 8,192-token input) yields between runs of words too.
+      for (const _ of this.accumulate(text, weights)) await pause();
+      out.push(this.vector(weights));
     }
     return out;
   }
@@ -60,11 +67,18 @@ export class LexicalEmbedder implements Embedder {
   /** One text's vector, synchronously (bounded by MAX_WORDS). */
   embedOne(text: string): Float32Array {
     const weights = new Map<string, number>();
+    for (const _ of this.accumulate(text, weights));
+    return this.vector(weights);
+  }
+
+  /** Adds the text's features to `weights`, pausing (yield) every WORDS_PER_STEP words. */
+  private *accumulate(text: string, weights: Map<string, number>): Generator<void> {
     const add = (feature: string, w: number) => weights.set(feature, (weights.get(feature) ?? 0) + w);
     let previous: string | null = null;
     let words = 0;
     for (const m of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
       if (++words > MAX_WORDS) break;
+      if (words % WORDS_PER_STEP === 0) yield;
       const word = m[0];
       if (STOP.has(word)) {
         add(`w:${word}`, WEIGHT_STOP);
@@ -81,6 +95,9 @@ export class LexicalEmbedder implements Embedder {
         for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 4)}`, WEIGHT_GRAMS / n);
       }
     }
+  }
+
+  private vector(weights: Map<string, number>): Float32Array {
     const v = new Float32Array(this.dimensions);
     for (const [feature, tf] of weights) {
       const h = hash(feature, 0);

@@ -17,6 +17,10 @@ const permission = 'file_search' as const;
 const family = 'vector-stores';
 const EXPIRES_NOTE = '{anchor: last_active_at, days: 1 to 365}';
 const RANKERS = ['none', 'auto', 'default-2024-11-15'] as const;
+/** Each query text is embedded and matched: bounded so a request's work is too. */
+const MAX_QUERIES = 20;
+const MAX_QUERY_CHARS = 10_000;
+const queryText = z.string().min(1).max(MAX_QUERY_CHARS, `a query text is at most ${MAX_QUERY_CHARS} characters`);
 
 export const createVectorStore = defineEndpoint({
   operationId: 'createVectorStore',
@@ -112,7 +116,10 @@ export const searchVectorStore = defineEndpoint({
     type: 'json',
     required: ['query'],
     fields: {
-      query: applied(z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), 'text, or a list of texts searched together'),
+      query: applied(
+        z.union([queryText, z.array(queryText).min(1).max(MAX_QUERIES, `query holds at most ${MAX_QUERIES} texts`)]),
+        `text, or a list of up to ${MAX_QUERIES} texts searched together; each up to ${MAX_QUERY_CHARS} characters`,
+      ),
       max_num_results: applied(z.number().int().min(1).max(50).default(10), '1 to 50 (default 10)'),
       filters: applied(attributeFilterSchema, 'attribute filters: eq, ne, gt, gte, lt, lte, in, nin, combined with and / or'),
       ranking_options: applied(
