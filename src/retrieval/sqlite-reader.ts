@@ -46,51 +46,73 @@ export interface SqliteReader {
   close(): Promise<void>;
 }
 
+/** Reader threads: a search's vector and full-text queries run side by side. */
+const READERS = 2;
+
+interface Reader {
+  worker: Worker;
+  pending: Map<number, { resolve: (rows: any[]) => void; reject: (err: Error) => void }>;
+}
+
 export function sqliteReader(store: Store, file: string | undefined): SqliteReader {
   if (!file || file === ':memory:') {
     return { all: <T>(sql: string, params: unknown[]) => store.sqliteSync!((conn) => conn.prepare(sql).all(...params) as T[]), close: async () => undefined };
   }
   const require = createRequire(import.meta.url);
-  let worker: Worker | null = null;
+  const workerData = { file, mmapBytes: 4 * 1024 * 1024 * 1024, driver: require.resolve('better-sqlite3'), vec: require.resolve('sqlite-vec') };
+  const readers: (Reader | null)[] = Array.from({ length: READERS }, () => null);
   let next = 0;
-  const waiting = new Map<number, { resolve: (rows: any[]) => void; reject: (err: Error) => void }>();
-  const failAll = (err: Error) => {
-    for (const w of waiting.values()) w.reject(err);
-    waiting.clear();
-    worker = null;
-  };
-  const start = () => {
-    const w = new Worker(WORKER, { eval: true, workerData: { file, mmapBytes: 4 * 1024 * 1024 * 1024, driver: require.resolve('better-sqlite3'), vec: require.resolve('sqlite-vec') } });
-    w.unref();
-    w.on('message', (m: { id: number; rows?: unknown[]; error?: string }) => {
-      const pending = waiting.get(m.id);
-      if (!pending) return;
-      waiting.delete(m.id);
-      if (m.error !== undefined) pending.reject(new Error(m.error));
-      else pending.resolve(m.rows!);
+  const start = (slot: number): Reader => {
+    const reader: Reader = { worker: new Worker(WORKER, { eval: true, workerData }), pending: new Map() };
+    const failAll = (err: Error) => {
+      for (const w of reader.pending.values()) w.reject(err);
+      reader.pending.clear();
+      if (readers[slot] === reader) readers[slot] = null;
+    };
+    reader.worker.unref();
+    reader.worker.on('message', (m: { id: number; rows?: unknown[]; error?: string }) => {
+      const waiting = reader.pending.get(m.id);
+      if (!waiting) return;
+      reader.pending.delete(m.id);
+      if (m.error !== undefined) waiting.reject(new Error(m.error));
+      else waiting.resolve(m.rows!);
     });
     // A dead reader fails what it held; the next query starts a new one.
-    w.on('error', (err) => failAll(err));
-    w.on('exit', () => failAll(new Error('the search reader stopped')));
-    return w;
+    reader.worker.on('error', (err) => failAll(err));
+    reader.worker.on('exit', () => failAll(new Error('the search reader stopped')));
+    return reader;
+  };
+  /** The reader with the fewest queries waiting (started on first use). */
+  const pick = (): Reader => {
+    let best = 0;
+    for (let i = 0; i < READERS; i++) {
+      const r = readers[i];
+      if (!r) return (readers[i] = start(i));
+      if (r.pending.size < readers[best]!.pending.size) best = i;
+    }
+    return readers[best]!;
   };
   return {
     all: <T>(sql: string, params: unknown[]) =>
       new Promise<T[]>((resolve, reject) => {
-        worker ??= start();
+        const reader = pick();
         const id = next++;
-        waiting.set(id, { resolve, reject });
-        worker.postMessage({ id, sql, params });
+        reader.pending.set(id, { resolve, reject });
+        reader.worker.postMessage({ id, sql, params });
       }),
     close: async () => {
-      const w = worker;
-      worker = null;
-      if (!w) return;
-      await new Promise<void>((resolve) => {
-        w.once('exit', () => resolve());
-        w.postMessage('stop');
-        setTimeout(() => void w.terminate(), 2_000).unref();
-      });
+      const open = readers.filter((r): r is Reader => r !== null);
+      readers.fill(null);
+      await Promise.all(
+        open.map(
+          (r) =>
+            new Promise<void>((resolve) => {
+              r.worker.once('exit', () => resolve());
+              r.worker.postMessage('stop');
+              setTimeout(() => void r.worker.terminate(), 2_000).unref();
+            }),
+        ),
+      );
     },
   };
 }
