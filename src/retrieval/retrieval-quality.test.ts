@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
+import { settled } from '../api/vector-stores/ingestion.test-support.ts';
 import { LABELLED_DOCS, LABELLED_QUERIES } from './labelled-set.test-support.ts';
 
 const RECALL_AT_5_FLOOR = 0.9;
@@ -28,14 +29,7 @@ test(`recall@5 on ${LABELLED_QUERIES.length} paraphrased queries over ${LABELLED
   const idOf = new Map<string, string>();
   for (const d of LABELLED_DOCS) idOf.set(d.name, (await client.files.create({ file: await toFile(Buffer.from(d.text), d.name), purpose: 'assistants' })).id);
   const store = await client.vectorStores.create({ name: 'labelled', file_ids: [...idOf.values()] });
-  for (let i = 0; i < 400; i++) {
-    const s = await client.vectorStores.retrieve(store.id);
-    if (s.file_counts.in_progress === 0) {
-      assert.equal(s.file_counts.completed, LABELLED_DOCS.length);
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  assert.equal((await settled(client, store.id)).file_counts.completed, LABELLED_DOCS.length);
   let at1 = 0;
   let at5 = 0;
   const missed: string[] = [];

@@ -9,6 +9,7 @@ import { Document, Packer, Paragraph, Table, TableCell, TableRow, TextRun } from
 import OpenAI, { toFile } from 'openai';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+import { settled } from './ingestion.test-support.ts';
 
 let server: TestServer;
 let client: OpenAI;
@@ -58,11 +59,7 @@ test('each file kind is indexed and found by its own word; broken and unsupporte
   const broken = await client.files.create({ file: await toFile(Buffer.from('%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage without xref'), 'broken.pdf'), purpose: 'assistants' });
   const binary = await client.files.create({ file: await toFile(Buffer.from([0x4d, 0x5a, 0x90, 0x00, 0x03]), 'tool.exe'), purpose: 'assistants' });
   const store = await client.vectorStores.create({ file_ids: [...ids.values(), broken.id, binary.id] });
-  let s = await client.vectorStores.retrieve(store.id);
-  for (let i = 0; i < 800 && s.file_counts.in_progress > 0; i++) {
-    await new Promise((r) => setTimeout(r, 25));
-    s = await client.vectorStores.retrieve(store.id);
-  }
+  const s = await settled(client, store.id);
   assert.deepEqual(s.file_counts, { in_progress: 0, completed: kinds.length, failed: 2, cancelled: 0, total: kinds.length + 2 });
   for (const [name, , word] of kinds) {
     const hits = await client.vectorStores.search(store.id, { query: word, max_num_results: 3 });

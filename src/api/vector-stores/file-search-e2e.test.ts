@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 import { checkStream } from '../responses/event-checks.test-support.ts';
+import { settled } from './ingestion.test-support.ts';
 
 let server: TestServer;
 let client: OpenAI;
@@ -21,10 +22,7 @@ before(async () => {
   garden = (await client.files.create({ file: await toFile(Buffer.from(text), 'garden.md'), purpose: 'assistants' })).id;
   const harbour = await client.files.create({ file: await toFile(Buffer.from('The harbour master keeps the tide tables. Ships enter two hours either side of high water.'), 'harbour.txt'), purpose: 'assistants' });
   storeId = (await client.vectorStores.create({ name: 'notes', file_ids: [garden, harbour.id] })).id;
-  for (let i = 0; i < 400; i++) {
-    if ((await client.vectorStores.retrieve(storeId)).file_counts.in_progress === 0) break;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await settled(client, storeId);
 });
 after(() => server.close());
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+import { fileSettled } from './ingestion.test-support.ts';
 
 let server: TestServer;
 let client: OpenAI;
@@ -17,20 +18,11 @@ before(async () => {
 });
 after(() => server.close());
 
-async function finished(c: OpenAI, storeId: string, fileId: string) {
-  for (let i = 0; i < 800; i++) {
-    const f = await c.vectorStores.files.retrieve(fileId, { vector_store_id: storeId });
-    if (f.status !== 'in_progress') return f;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('ingestion did not finish');
-}
-
 test('past the cap a file fails cleanly; at the cap new files are refused', async () => {
   const big = Array.from({ length: 40_000 }, (_, i) => `Line ${i} of the ledger.`).join('\n');
   const file = await client.files.create({ file: await toFile(Buffer.from(big), 'ledger.txt'), purpose: 'assistants' });
   const vs = await client.vectorStores.create({ file_ids: [file.id] });
-  const f = await finished(client, vs.id, file.id);
+  const f = await fileSettled(client, vs.id, file.id);
   assert.equal(f.status, 'failed');
   assert.equal(f.last_error?.code, 'invalid_file');
   assert.match(f.last_error!.message, /search index is full: it holds at most 1 MB/);
@@ -40,7 +32,7 @@ test('past the cap a file fails cleanly; at the cap new files are refused', asyn
 
   const small = await client.files.create({ file: await toFile(Buffer.from('A short note about herons.'), 'note.txt'), purpose: 'assistants' });
   await client.vectorStores.files.create(vs.id, { file_id: small.id });
-  assert.equal((await finished(client, vs.id, small.id)).status, 'completed');
+  assert.equal((await fileSettled(client, vs.id, small.id)).status, 'completed');
   // Fill the account to the cap: new files are refused before anything is queued.
   await server.app.services.store.db.updateTable('vector_store_files').set({ usage_bytes: 1024 * 1024 }).where('file_id', '=', small.id).execute();
   const third = await client.files.create({ file: await toFile(Buffer.from('Another note.'), 'third.txt'), purpose: 'assistants' });
@@ -48,5 +40,5 @@ test('past the cap a file fails cleanly; at the cap new files are refused', asyn
   await assert.rejects(client.vectorStores.fileBatches.create(vs.id, { file_ids: [third.id] }), (e: any) => e.status === 400 && e.param === 'file_ids');
   const theirs = await other.files.create({ file: await toFile(Buffer.from('Their note about owls.'), 'owl.txt'), purpose: 'assistants' });
   const theirStore = await other.vectorStores.create({ file_ids: [theirs.id] });
-  assert.equal((await finished(other, theirStore.id, theirs.id)).status, 'completed', 'another account has its own cap');
+  assert.equal((await fileSettled(other, theirStore.id, theirs.id)).status, 'completed', 'another account has its own cap');
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+import { settled } from './ingestion.test-support.ts';
 import { VectorStores } from './vector-stores-store.ts';
 
 let server: TestServer;
@@ -18,16 +19,6 @@ before(async () => {
 after(() => server.close());
 
 const upload = async (c: OpenAI, name: string, text: string | Buffer) => c.files.create({ file: await toFile(Buffer.from(text), name), purpose: 'assistants' });
-
-/** Polls until no file of the store is in progress. */
-async function settled(c: OpenAI, storeId: string): Promise<OpenAI.VectorStores.VectorStore> {
-  for (let i = 0; i < 400; i++) {
-    const store = await c.vectorStores.retrieve(storeId);
-    if (store.file_counts.in_progress === 0) return store;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('ingestion did not finish');
-}
 
 const GARDEN = `# Growing tomatoes\n\nTomato plants need at least six hours of direct sunlight a day. Water them deeply twice a week so the roots grow down.\n\nPinch off the suckers that sprout between the stem and the branches.`;
 const HARBOUR = `The harbour master keeps the tide tables for the port. Ships may enter the harbour two hours either side of high water.`;
