@@ -39,10 +39,28 @@ function hash(s: string, seed: number): number {
   return h >>> 0;
 }
 
+export interface LexicalOptions {
+  /**
+   * Nested ("Matryoshka"): the vector is blocks of 1, 1, 2, 4, 8, ... values, each
+   * holding every feature hashed anew, so any prefix (text-embedding-3's `dimensions`)
+   * still carries the whole text instead of the few features that hashed into it.
+   */
+  nested?: boolean;
+}
+
 export class LexicalEmbedder implements Embedder {
   readonly id: string;
-  constructor(readonly dimensions = 384) {
-    this.id = `lexical-v1-${dimensions}`;
+  private readonly blocks: [number, number][];
+  constructor(
+    readonly dimensions = 384,
+    options: LexicalOptions = {},
+  ) {
+    this.id = `lexical-v1-${dimensions}${options.nested ? '-nested' : ''}`;
+    this.blocks = [[0, dimensions]];
+    if (options.nested) {
+      this.blocks = [];
+      for (let lo = 0, size = 1; lo < dimensions; lo += size, size = lo === 1 ? 1 : lo) this.blocks.push([lo, Math.min(dimensions, lo + size)]);
+    }
   }
 
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
@@ -100,10 +118,14 @@ export class LexicalEmbedder implements Embedder {
   private vector(weights: Map<string, number>): Float32Array {
     const v = new Float32Array(this.dimensions);
     for (const [feature, tf] of weights) {
-      const h = hash(feature, 0);
-      const sign = h & 1 ? 1 : -1;
       // Sublinear: a term said ten times is not ten times as telling.
-      v[(h >>> 1) % this.dimensions]! += sign * (tf >= 1 ? 1 + Math.log(tf) : tf);
+      const w = tf >= 1 ? 1 + Math.log(tf) : tf;
+      let h = hash(feature, 0);
+      for (let b = 0; b < this.blocks.length; b++) {
+        const [lo, hi] = this.blocks[b]!;
+        if (b > 0) h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0; // a fresh hash per block
+        v[lo + ((h >>> 1) % (hi - lo))]! += h & 1 ? w : -w;
+      }
     }
     return normalize(v);
   }

@@ -122,6 +122,11 @@ describe('models and inputs', () => {
     }
     const one = await client.embeddings.create({ model: 'text-embedding-3-large', input, dimensions: 1, encoding_format: 'float' });
     assert.equal(one.data[0]!.embedding.length, 1);
+    // Every prefix carries the whole text: even a short one of a short input is a unit vector.
+    for (const dims of [1, 2, 3, 8, 50]) {
+      const v = (await client.embeddings.create({ model: 'agent-embed', input: 'two words', dimensions: dims, encoding_format: 'float' })).data[0]!.embedding;
+      assert.ok(Math.abs(norm(v) - 1) < 1e-5, `dimensions ${dims}: unit length, got ${norm(v)}`);
+    }
   });
 });
 

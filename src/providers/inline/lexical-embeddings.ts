@@ -1,6 +1,8 @@
 // Embeddings without an upstream: the built-in lexical embedder (src/retrieval) at the
 // model's own vector size (1536 or 3072), deterministic, no weights; `dimensions`
-// keeps the first values and normalizes them again, as text-embedding-3 does.
+// keeps the first values and normalizes them again, as text-embedding-3 does. Nested,
+// so every prefix carries the whole text (a plain hashed vector's first values hold only
+// the few features hashed there, and a short prefix could be all zeros).
 import { EMBEDDING_MODEL_SPECS, type EmbeddingModelSpec } from '../../contract/models.ts';
 import { shorten } from '../../retrieval/embedder.ts';
 import { LexicalEmbedder } from '../../retrieval/lexical-embedder.ts';
@@ -13,7 +15,7 @@ export function createLexicalEmbeddings(): EmbeddingProvider {
   const bySize = new Map<number, LexicalEmbedder>();
   const embedder = (size: number) => {
     let e = bySize.get(size);
-    if (!e) bySize.set(size, (e = new LexicalEmbedder(size)));
+    if (!e) bySize.set(size, (e = new LexicalEmbedder(size, { nested: true })));
     return e;
   };
   const specs = new Map<string, EmbeddingModelSpec>(Object.values(EMBEDDING_MODEL_SPECS).map((s) => [s.runs, s]));
