@@ -20,6 +20,8 @@ const envSchema = z.object({
   PORT: intFrom(8080, 0).refine((p) => p <= 65535, 'must be a port number (0 to 65535)'),
   DATA_DIR: z.string().default('./data'),
   AGENT_API_BLOB_DIR: optionalString,
+  AGENT_API_SANDBOX_DIR: optionalString,
+  AGENT_API_SANDBOX_TIMEOUT_MS: intFrom(30_000, 100),
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v) || v.startsWith('sqlite:'), {
     message: 'must be postgres://... (or sqlite:<path>)',
   }),
@@ -72,6 +74,10 @@ export interface Config {
   dataDir: string;
   /** Where file bytes live (DATA_DIR/blobs by default): on disk whatever the database. */
   blobDir: string;
+  /** Container directories (each a capped tmpfs when run as root); every directory above it must be searchable by other users. */
+  sandboxDir: string;
+  /** A program's time limit in a container (SPEC: 30 s). */
+  sandboxTimeoutMs: number;
   /** postgres://... or an absolute SQLite file path */
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
   logLevel: string;
@@ -149,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     dataDir,
     blobDir: e.AGENT_API_BLOB_DIR ? path.resolve(e.AGENT_API_BLOB_DIR) : path.join(dataDir, 'blobs'),
+    sandboxDir: e.AGENT_API_SANDBOX_DIR ? path.resolve(e.AGENT_API_SANDBOX_DIR) : path.join(dataDir, 'containers'),
+    sandboxTimeoutMs: e.AGENT_API_SANDBOX_TIMEOUT_MS,
     database,
     logLevel: e.LOG_LEVEL,
     adminToken: e.AGENT_API_ADMIN_TOKEN,
