@@ -24,6 +24,9 @@ import { registerHousekeeping } from './jobs/housekeeping.ts';
 import { JobQueue } from './jobs/job-queue.ts';
 import { JobRunner } from './jobs/job-runner.ts';
 import { filesRoutes } from './api/files/routes.ts';
+import { Containers } from './api/containers/containers-store.ts';
+import { containersRoutes } from './api/containers/routes.ts';
+import type { Sandbox } from './sandbox/types.ts';
 import { ingestHandler, ingestJob } from './api/vector-stores/ingest.ts';
 import { vectorStoresRoutes } from './api/vector-stores/routes.ts';
 import { VectorStores } from './api/vector-stores/vector-stores-store.ts';
@@ -79,6 +82,8 @@ export interface AppOptions {
   logStream?: DestinationStream;
   /** The search behind the Responses file_search tool instead of the vector stores' own (tests). */
   vectorSearch?: VectorSearch;
+  /** The sandbox containers and code runs use instead of the host's bubblewrap one (tests). */
+  sandbox?: Sandbox;
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -145,6 +150,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const indexBytes = config.indexBytesPerAccount;
   services.jobRunner.handle(ingestJob, ingestHandler({ store, files: services.files, vectorStores, embedder, accountIndexBytes: indexBytes }), { concurrency: config.ingestJobs });
   vectorStoresRoutes(router, { vectorStores, search: vectorSearch, files: services.files, jobs, accountIndexBytes: indexBytes });
+  // Containers: rows here, files and runs in the sandbox (503 from every route without one).
+  // TODO(sandbox): the bubblewrap sandbox (src/sandbox/bwrap-sandbox.ts) is wired here.
+  const realSandbox: Sandbox | undefined = undefined;
+  const sandbox = options.sandbox ?? realSandbox;
+  const containers = new Containers(store.db);
+  containersRoutes(router, { containers, sandbox, noSandboxReason: 'the bubblewrap sandbox is not wired in yet.', files: services.files, blobs });
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
   const responses = {
@@ -182,6 +193,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     expireStoredCompletions: () => stored.sweepExpired(),
     expireStoredResponses: () => responses.stored.expire(),
     expireVectorStores: () => vectorStores.expire(),
+    expireContainers: () => containers.expire(sandbox, http.log),
     releaseStaleHolds: (olderThanMs) => services.ledger.releaseStale(olderThanMs),
     staleHoldsEveryMs: config.holdLeaseMs,
   });

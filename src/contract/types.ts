@@ -83,6 +83,8 @@ export interface EndpointContract {
     readonly type: 'json' | 'multipart';
     readonly fields: FieldTable;
     readonly required?: readonly string[];
+    /** A multipart endpoint that also takes a JSON object of the same fields (its files cannot be sent that way). */
+    readonly alsoJson?: boolean;
   };
   /** Query string fields (values arrive as strings: schemas should coerce). */
   readonly query?: FieldTable;

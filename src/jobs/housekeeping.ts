@@ -9,6 +9,7 @@ import { jobKind } from './types.ts';
 export const sweepStoredCompletions = jobKind<null, never, number>('chat.stored-completions.expire');
 export const sweepStoredResponses = jobKind<null, never, number>('responses.expire');
 export const sweepVectorStores = jobKind<null, never, number>('vector_stores.expire');
+export const sweepContainers = jobKind<null, never, number>('containers.expire');
 export const releaseStaleHolds = jobKind<null, never, number>('credits.stale-holds.release');
 export const pruneJobs = jobKind<null, never, number>('jobs.prune');
 
@@ -22,6 +23,8 @@ export interface Sweeps {
   expireStoredResponses(): Promise<number>;
   /** Expires vector stores idle past their expires_after (their passages go); returns how many. */
   expireVectorStores(): Promise<number>;
+  /** Expires containers idle past their expires_after (their files go); returns how many. */
+  expireContainers(): Promise<number>;
   /** Releases credit holds whose lease ran out (or, without a lease, older than `olderThanMs`), charging nothing; returns how many. */
   releaseStaleHolds(olderThanMs: number): Promise<number>;
   /** How often the stale holds are swept: once a hold lease period. */
@@ -33,6 +36,8 @@ export function registerHousekeeping(runner: JobRunner, queue: JobQueue, sweeps:
     .recurring(sweepStoredCompletions, 60 * 60_000, () => sweeps.expireStoredCompletions())
     .recurring(sweepStoredResponses, 60 * 60_000, () => sweeps.expireStoredResponses())
     .recurring(sweepVectorStores, 10 * 60_000, () => sweeps.expireVectorStores())
+    // Containers expire after minutes idle (1 to 60): swept every minute.
+    .recurring(sweepContainers, 60_000, () => sweeps.expireContainers())
     .recurring(releaseStaleHolds, sweeps.staleHoldsEveryMs, () => sweeps.releaseStaleHolds(STALE_HOLD_MS))
     .recurring(pruneJobs, 60 * 60_000, () => queue.store.prune(Date.now() - FINISHED_JOB_RETENTION_MS));
 }

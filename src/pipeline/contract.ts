@@ -51,7 +51,7 @@ export function checkCall(call: Call, input: CallInput): void {
   const tables = compileContract(contract);
   if (contract.params && input.params) call.params = checkParams(contract, input.params);
   if (tables.body) {
-    const body = contract.body?.type === 'multipart' ? formFields(input.body) : (input.body ?? {});
+    const body = contract.body?.type === 'multipart' ? formFields(input.body, contract.body.alsoJson === true) : (input.body ?? {});
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw invalidRequest('The request body must be a JSON object.');
     }
@@ -81,8 +81,13 @@ export function checkCall(call: Call, input: CallInput): void {
   }
 }
 
-/** A multipart endpoint's fields, `name[key]` parts regrouped; any other body is refused. */
-function formFields(body: unknown): Record<string, unknown> {
+/**
+ * A multipart endpoint's fields, `name[key]` parts regrouped; any other body is refused,
+ * except a JSON object where the endpoint also takes one (checked like any JSON body: a
+ * file field there fails its schema).
+ */
+function formFields(body: unknown, alsoJson: boolean): Record<string, unknown> {
+  if (alsoJson && typeof body === 'object' && body !== null && !(body instanceof FormBody)) return body as Record<string, unknown>;
   if (!(body instanceof FormBody)) {
     throw invalidRequest('This endpoint takes a multipart/form-data body (Content-Type: multipart/form-data; boundary=...).');
   }

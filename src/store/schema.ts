@@ -310,6 +310,8 @@ export interface Database {
   vector_store_files: VectorStoreFilesTable;
   vector_store_file_batches: VectorStoreFileBatchesTable;
   vector_store_chunks: VectorStoreChunksTable;
+  containers: ContainersTable;
+  container_files: ContainerFilesTable;
 }
 
 export interface VectorStoresTable {
@@ -374,3 +376,30 @@ export interface VectorStoreChunksTable {
 }
 
 export type { Generated };
+
+export interface ContainersTable {
+  /** cntr_… */
+  id: string;
+  account_id: string;
+  name: string;
+  /** 1 to 60 minutes after last_active_at */
+  expires_after_minutes: number;
+  /** JSON [{skill_id, version}] or null */
+  skills: string | null;
+  created_at: number;
+  last_active_at: number;
+  /** set when the expiry sweep removed the container's files */
+  expired_at: number | null;
+}
+
+export interface ContainerFilesTable {
+  /** cfile_… */
+  id: string;
+  container_id: string;
+  account_id: string;
+  /** /mnt/data/<relative path> */
+  path: string;
+  bytes: number;
+  source: 'user' | 'assistant';
+  created_at: number;
+}

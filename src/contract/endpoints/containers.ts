@@ -1,7 +1,7 @@
 // Container endpoints (SPEC "Containers, vector stores, skills"; Container resource: name 200
 // characters, 50 file_ids, idle expiry 1 to 60 minutes (default 20), no network, 64 MB, 1,000 files).
 import { z } from 'zod';
-import { applied, binaryContentSchema, deletionSchema, fileUpload, limited, listQueryFields, listSchema, MB } from '../fields.ts';
+import { applied, binaryContentSchema, deletionSchema, fileUpload, limited, listQueryFields, listSchema, MB, needs } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 
 const skillReferenceSchema = z.object({
@@ -64,9 +64,12 @@ export const createContainer = defineEndpoint({
       name: applied(z.string().min(1).max(200, 'name is at most 200 characters'), 'up to 200 characters'),
       file_ids: applied(z.array(z.string()).max(50, 'at most 50 file_ids'), 'up to 50 uploaded files copied into /mnt/data'),
       expires_after: applied(expiresAfterSchema, '{anchor: last_active_at, minutes: 1 to 60}; default 20 minutes'),
-      skills: applied(
-        z.array(skillReferenceSchema),
-        'skill_reference entries mounted read-only at /mnt/skills/<name>; needs the Skills switch; inline skills are not offered',
+      skills: needs(
+        'skills',
+        applied(
+          z.array(skillReferenceSchema),
+          'skill_reference entries mounted read-only at /mnt/skills/<name>; needs the Skills switch; inline skills are not offered',
+        ),
       ),
       memory_limit: limited(['1g']),
       network_policy: limited([{ type: 'disabled' }], 'containers have no network'),
@@ -121,8 +124,9 @@ export const createContainerFile = defineEndpoint({
   permission,
   params: containerParams,
   body: {
-    // Also accepted as JSON {file_id}; exactly one of `file` and `file_id`.
+    // Also accepted as JSON {file_id} (the openai SDK sends it so); exactly one of `file` and `file_id`.
     type: 'multipart',
+    alsoJson: true,
     fields: {
       file: fileUpload('up to 20 MB, placed at /mnt/data/<name>', { maxBytes: 20 * MB }),
       file_id: applied(z.string().min(1), 'copies an uploaded file (also as a JSON body)'),

@@ -1,0 +1,270 @@
+// Containers and their files as rows, and the API objects made from them (SPEC
+// "Container", "Container file"). Every read is scoped to the account: another account's
+// id looks exactly like an unknown one. A container idle past its expires_after is
+// expired when read, whether or not the sweep has removed its files yet, so no caller
+// can use it in between; the sweep (`expire`) removes the files and the file rows.
+import { sql, type Kysely } from 'kysely';
+import { newId } from '../../ids.ts';
+import type { ContainerFileInfo, Sandbox } from '../../sandbox/types.ts';
+import type { ContainerFilesTable, ContainersTable, Database } from '../../store/schema.ts';
+
+const MINUTE_MS = 60_000;
+/** An expired container's row is kept this long (retrieve says `expired`), then deleted. */
+export const EXPIRED_RETENTION_MS = 7 * 86_400_000;
+const sec = (ms: number) => Math.floor(ms / 1000);
+
+export const DATA_ROOT = '/mnt/data/';
+
+export interface Page<T> {
+  object: 'list';
+  data: T[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+export interface PageOptions {
+  limit?: number;
+  after?: string;
+  order?: 'asc' | 'desc';
+}
+
+export interface ContainerObject {
+  id: string;
+  object: 'container';
+  name: string;
+  created_at: number;
+  status: 'running' | 'expired';
+  last_active_at: number;
+  expires_after: { anchor: 'last_active_at'; minutes: number };
+  memory_limit: '1g';
+  network_policy: { type: 'disabled' };
+}
+
+export interface ContainerFileObject {
+  id: string;
+  object: 'container.file';
+  container_id: string;
+  created_at: number;
+  bytes: number;
+  path: string;
+  source: 'user' | 'assistant';
+}
+
+export interface Logger {
+  warn(obj: object, msg?: string): void;
+}
+
+export class Containers {
+  constructor(
+    readonly db: Kysely<Database>,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  // --- containers -----------------------------------------------------------------------
+
+  async create(accountId: string, input: { name: string; expiresAfterMinutes: number; skills?: unknown[] | null }): Promise<ContainersTable> {
+    const now = this.clock();
+    const row: ContainersTable = {
+      id: newId('cntr_'),
+      account_id: accountId,
+      name: input.name,
+      expires_after_minutes: input.expiresAfterMinutes,
+      skills: input.skills && input.skills.length > 0 ? JSON.stringify(input.skills) : null,
+      created_at: now,
+      last_active_at: now,
+      expired_at: null,
+    };
+    await this.db.insertInto('containers').values(row).execute();
+    return row;
+  }
+
+  async row(accountId: string, id: string): Promise<ContainersTable | undefined> {
+    return this.db.selectFrom('containers').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  }
+
+  /** Expired by the sweep, or idle past its expiry and waiting for it. */
+  isExpired(row: ContainersTable): boolean {
+    return row.expired_at !== null || row.last_active_at + row.expires_after_minutes * MINUTE_MS <= this.clock();
+  }
+
+  /** Marks a use; an expired container is never revived (false then). */
+  async touch(id: string): Promise<boolean> {
+    const now = this.clock();
+    const r = await this.db
+      .updateTable('containers')
+      .set({ last_active_at: now })
+      .where('id', '=', id)
+      .where('expired_at', 'is', null)
+      .where(sql<boolean>`last_active_at + expires_after_minutes * ${MINUTE_MS} > ${now}`)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async list(accountId: string, page: PageOptions & { name?: string }): Promise<Page<ContainerObject>> {
+    const limit = page.limit ?? 20;
+    const order = page.order ?? 'desc';
+    let q = this.db.selectFrom('containers').selectAll().where('account_id', '=', accountId);
+    if (page.name !== undefined) q = q.where('name', '=', page.name);
+    // Ids sort by creation, so the cursor is a plain comparison.
+    if (page.after) q = q.where('id', order === 'asc' ? '>' : '<', page.after);
+    const rows = await q.orderBy('id', order).limit(limit + 1).execute();
+    return pageOf(rows.slice(0, limit).map((r) => this.object(r)), rows.length > limit);
+  }
+
+  /** Deletes the rows (the files' go with them); false when the account has none such. */
+  async delete(accountId: string, id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('container_files').where('container_id', '=', id).where('account_id', '=', accountId).execute();
+      const r = await trx.deleteFrom('containers').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    });
+  }
+
+  object(row: ContainersTable): ContainerObject {
+    return {
+      id: row.id,
+      object: 'container',
+      name: row.name,
+      created_at: sec(row.created_at),
+      status: this.isExpired(row) ? 'expired' : 'running',
+      last_active_at: sec(row.last_active_at),
+      expires_after: { anchor: 'last_active_at', minutes: row.expires_after_minutes },
+      memory_limit: '1g',
+      network_policy: { type: 'disabled' },
+    };
+  }
+
+  /**
+   * Expires the containers idle past their expires_after: the row is marked first (only
+   * if no use touched it since it was read), then the sandbox's files and the file rows
+   * go, so a use racing the sweep either wins (and the container lives) or finds it
+   * expired. Rows expired longer than EXPIRED_RETENTION_MS are deleted. Returns how many
+   * containers expired.
+   */
+  async expire(sandbox: Sandbox | undefined, log?: Logger): Promise<number> {
+    const now = this.clock();
+    const due = await this.db
+      .selectFrom('containers')
+      .select(['id', 'last_active_at'])
+      .where('expired_at', 'is', null)
+      .where(sql<boolean>`last_active_at + expires_after_minutes * ${MINUTE_MS} <= ${now}`)
+      .limit(1000)
+      .execute();
+    let expired = 0;
+    for (const { id, last_active_at } of due) {
+      const r = await this.db.updateTable('containers').set({ expired_at: now }).where('id', '=', id).where('expired_at', 'is', null).where('last_active_at', '=', last_active_at).executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) continue;
+      expired++;
+      await this.removeFiles(id, sandbox, log);
+    }
+    // Files an expiry cut off by a crash left behind.
+    const leftover = await this.db
+      .selectFrom('containers')
+      .select('id')
+      .where('expired_at', 'is not', null)
+      .where((eb) => eb.exists(eb.selectFrom('container_files').select('id').whereRef('container_files.container_id', '=', 'containers.id')))
+      .limit(100)
+      .execute();
+    for (const { id } of leftover) await this.removeFiles(id, sandbox, log);
+    await this.db.deleteFrom('containers').where('expired_at', '<=', now - EXPIRED_RETENTION_MS).execute();
+    return expired;
+  }
+
+  private async removeFiles(id: string, sandbox: Sandbox | undefined, log?: Logger): Promise<void> {
+    try {
+      await sandbox?.destroy(id);
+    } catch (err) {
+      log?.warn({ err, container: id }, "an expired container's files could not be removed");
+      return;
+    }
+    await this.db.deleteFrom('container_files').where('container_id', '=', id).execute();
+  }
+
+  // --- files ----------------------------------------------------------------------------
+
+  /** A file added through the API (a file at the same path is replaced: new id). */
+  async addFile(container: ContainersTable, info: ContainerFileInfo): Promise<ContainerFilesTable> {
+    const row: ContainerFilesTable = {
+      id: newId('cfile_'),
+      container_id: container.id,
+      account_id: container.account_id,
+      path: DATA_ROOT + info.path,
+      bytes: info.bytes,
+      source: 'user',
+      created_at: this.clock(),
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('container_files').where('container_id', '=', container.id).where('path', '=', row.path).execute();
+      await trx.insertInto('container_files').values(row).execute();
+    });
+    return row;
+  }
+
+  async fileRow(accountId: string, containerId: string, fileId: string): Promise<ContainerFilesTable | undefined> {
+    return this.db
+      .selectFrom('container_files')
+      .selectAll()
+      .where('id', '=', fileId)
+      .where('container_id', '=', containerId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+  }
+
+  async removeFileRow(fileId: string): Promise<void> {
+    await this.db.deleteFrom('container_files').where('id', '=', fileId).execute();
+  }
+
+  async listFiles(containerId: string, page: PageOptions): Promise<Page<ContainerFileObject>> {
+    const limit = page.limit ?? 20;
+    const order = page.order ?? 'desc';
+    let q = this.db.selectFrom('container_files').selectAll().where('container_id', '=', containerId);
+    if (page.after) q = q.where('id', order === 'asc' ? '>' : '<', page.after);
+    const rows = await q.orderBy('id', order).limit(limit + 1).execute();
+    return pageOf(rows.slice(0, limit).map(fileObject), rows.length > limit);
+  }
+
+  /**
+   * Brings the rows in step with the files the sandbox holds: a file a program wrote gets
+   * a row (source assistant), a vanished file loses its row, a changed size is updated.
+   */
+  async syncFiles(container: ContainersTable, onDisk: readonly ContainerFileInfo[]): Promise<void> {
+    const rows = await this.db.selectFrom('container_files').select(['id', 'path', 'bytes']).where('container_id', '=', container.id).execute();
+    const byPath = new Map(rows.map((r) => [r.path, r]));
+    const seen = new Set<string>();
+    const now = this.clock();
+    const added: ContainerFilesTable[] = [];
+    for (const f of onDisk) {
+      const path = DATA_ROOT + f.path;
+      seen.add(path);
+      const row = byPath.get(path);
+      if (!row) {
+        added.push({ id: newId('cfile_'), container_id: container.id, account_id: container.account_id, path, bytes: f.bytes, source: 'assistant', created_at: now });
+      } else if (Number(row.bytes) !== f.bytes) {
+        await this.db.updateTable('container_files').set({ bytes: f.bytes }).where('id', '=', row.id).execute();
+      }
+    }
+    const gone = rows.filter((r) => !seen.has(r.path)).map((r) => r.id);
+    if (gone.length > 0) await this.db.deleteFrom('container_files').where('id', 'in', gone).execute();
+    // Do nothing on conflict: a concurrent sync or add wrote the same path first.
+    for (let i = 0; i < added.length; i += 100) {
+      await this.db.insertInto('container_files').values(added.slice(i, i + 100)).onConflict((oc) => oc.columns(['container_id', 'path']).doNothing()).execute();
+    }
+  }
+}
+
+export function fileObject(row: ContainerFilesTable): ContainerFileObject {
+  return {
+    id: row.id,
+    object: 'container.file',
+    container_id: row.container_id,
+    created_at: sec(row.created_at),
+    bytes: Number(row.bytes),
+    path: row.path,
+    source: row.source,
+  };
+}
+
+function pageOf<T extends { id: string }>(data: T[], hasMore: boolean): Page<T> {
+  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
+}
