@@ -27,6 +27,7 @@ import { filesRoutes } from './api/files/routes.ts';
 import { Containers } from './api/containers/containers-store.ts';
 import { containersRoutes } from './api/containers/routes.ts';
 import type { Sandbox } from './sandbox/types.ts';
+import { BwrapSandbox } from './sandbox/bwrap-sandbox.ts';
 import { ingestHandler, ingestJob } from './api/vector-stores/ingest.ts';
 import { vectorStoresRoutes } from './api/vector-stores/routes.ts';
 import { VectorStores } from './api/vector-stores/vector-stores-store.ts';
@@ -150,12 +151,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const indexBytes = config.indexBytesPerAccount;
   services.jobRunner.handle(ingestJob, ingestHandler({ store, files: services.files, vectorStores, embedder, accountIndexBytes: indexBytes }), { concurrency: config.ingestJobs });
   vectorStoresRoutes(router, { vectorStores, search: vectorSearch, files: services.files, jobs, accountIndexBytes: indexBytes });
-  // Containers: rows here, files and runs in the sandbox (503 from every route without one).
-  // TODO(sandbox): the bubblewrap sandbox (src/sandbox/bwrap-sandbox.ts) is wired here.
-  const realSandbox: Sandbox | undefined = undefined;
-  const sandbox = options.sandbox ?? realSandbox;
+  // Containers: rows here, files and runs in the sandbox (503 from every route when it cannot run here).
+  const sandbox: Sandbox = options.sandbox ?? new BwrapSandbox({ root: config.sandboxDir, timeoutMs: config.sandboxTimeoutMs });
   const containers = new Containers(store.db);
-  containersRoutes(router, { containers, sandbox, noSandboxReason: 'the bubblewrap sandbox is not wired in yet.', files: services.files, blobs });
+  containersRoutes(router, { containers, sandbox, files: services.files, blobs });
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
   const responses = {

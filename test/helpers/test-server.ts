@@ -2,6 +2,7 @@
 // test run selected (TEST_DATABASE=sqlite|postgres; PostgreSQL gets a uniquely named
 // database that is dropped afterwards), with helpers for the admin API and the
 // official openai SDK.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,13 +31,26 @@ export interface TestServer {
 
 let counter = 0;
 
+/** Containers are tmpfs mounts (as root) that outlive the app: unmounted before their directory goes. */
+export function unmountUnder(dir: string): void {
+  if (process.getuid?.() !== 0) return;
+  const info = fs.existsSync('/proc/self/mountinfo') ? fs.readFileSync('/proc/self/mountinfo', 'utf8') : '';
+  const mounts = info.split('\n').map((line) => line.split(' ')[4]).filter((m): m is string => !!m && m.startsWith(`${path.resolve(dir)}/`));
+  for (const m of mounts.sort().reverse()) spawnSync('umount', ['-l', m]);
+}
+
 /**
  * A fresh, empty database on the engine the run selected (TEST_DATABASE): a SQLite file
  * in a temp dir, or a uniquely named PostgreSQL database. `cleanup` removes it.
  */
 export async function scratchDatabase(): Promise<{ url: string; dir: string; cleanup: () => Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-test-'));
-  const removeDir = async () => fs.rmSync(dir, { recursive: true, force: true });
+  // Containers run as an unprivileged uid, which must reach DATA_DIR/containers (bwrap binds it as that uid).
+  if (process.getuid?.() === 0) fs.chmodSync(dir, 0o711);
+  const removeDir = async () => {
+    unmountUnder(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
   if (process.env.TEST_DATABASE !== 'postgres') return { url: `sqlite:${path.join(dir, 'test.sqlite')}`, dir, cleanup: removeDir };
   const adminUrl = process.env.TEST_PG_ADMIN_URL;
   if (!adminUrl) throw new Error('TEST_PG_ADMIN_URL is not set (run the suite with npm test)');

@@ -250,7 +250,8 @@ test('a sandbox that cannot run: 503 saying why', async () => {
   } finally {
     sandbox.currentStatus = { available: true };
   }
-  const bare = await startTestServer();
+  // The real sandbox, somewhere it cannot make its directories.
+  const bare = await startTestServer({ AGENT_API_SANDBOX_DIR: '/dev/null/agent-api-containers' });
   try {
     const c = bare.openai((await bare.createKey({ permissions: { code_interpreter: true } })).key);
     await assert.rejects(c.containers.create({ name: 'x' }), (e: any) => {
