@@ -310,6 +310,8 @@ export interface Database {
   vector_store_files: VectorStoreFilesTable;
   vector_store_file_batches: VectorStoreFileBatchesTable;
   vector_store_chunks: VectorStoreChunksTable;
+  skills: SkillsTable;
+  skill_versions: SkillVersionsTable;
 }
 
 export interface VectorStoresTable {
@@ -371,6 +373,33 @@ export interface VectorStoreChunksTable {
   bytes: number;
   /** float32 little-endian */
   embedding: Uint8Array;
+}
+
+export interface SkillsTable {
+  /** skill_… */
+  id: string;
+  account_id: string;
+  /** the default version's */
+  name: string;
+  description: string;
+  default_version: number;
+  next_version: number;
+  created_at: number;
+}
+
+export interface SkillVersionsTable {
+  /** skillver_… */
+  id: string;
+  skill_id: string;
+  account_id: string;
+  version: number;
+  name: string;
+  description: string;
+  /** JSON SkillFileEntry[]: [{path, blob_key, bytes}] */
+  manifest: string;
+  file_count: number;
+  bytes: number;
+  created_at: number;
 }
 
 export type { Generated };

@@ -16,6 +16,7 @@ import * as m0013 from './0013_batches.ts';
 import * as m0014 from './0014_responses.ts';
 import * as m0015 from './0015_conversations.ts';
 import * as m0016 from './0016_vector_stores.ts';
+import * as m0018 from './0018_skills.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0014_responses': m0014,
   '0015_conversations': m0015,
   '0016_vector_stores': m0016,
+  '0018_skills': m0018,
 };
 
 export const migrationProvider: MigrationProvider = {
