@@ -208,6 +208,10 @@ test("another account's skill is 404; a key without the skills switch is 403", a
   assert.ok(!(await other.skills.list()).data.some((s) => s.id === mine.id));
   assert.equal(await new SkillMounts(skills).materialize(otherAccountId, mine.id, undefined, os.tmpdir()), undefined);
 
+  const published = (await (await server.fetch('/v1/openapi.json', { key })).json()) as any;
+  const form = published.paths['/skills'].post.requestBody.content['multipart/form-data'].schema;
+  assert.equal(form.properties.files.oneOf[0].maxItems, 500);
+
   const plain = server.openai((await server.createKey({ permissions: { files: true } })).key);
   await assert.rejects(plain.skills.list(), (e: any) => e.status === 403);
   await assert.rejects(plain.skills.create({ files: [await toFile(Buffer.from(skillMd('x')), 'SKILL.md')] }), (e: any) => e.status === 403);
