@@ -28,6 +28,8 @@ import { Containers } from './api/containers/containers-store.ts';
 import { containersRoutes } from './api/containers/routes.ts';
 import type { Sandbox } from './sandbox/types.ts';
 import { BwrapSandbox } from './sandbox/bwrap-sandbox.ts';
+import { skillsRoutes } from './api/skills/routes.ts';
+import { Skills } from './api/skills/skills-store.ts';
 import { ingestHandler, ingestJob } from './api/vector-stores/ingest.ts';
 import { vectorStoresRoutes } from './api/vector-stores/routes.ts';
 import { VectorStores } from './api/vector-stores/vector-stores-store.ts';
@@ -155,6 +157,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const sandbox: Sandbox = options.sandbox ?? new BwrapSandbox({ root: config.sandboxDir, timeoutMs: config.sandboxTimeoutMs });
   const containers = new Containers(store.db);
   containersRoutes(router, { containers, sandbox, files: services.files, blobs });
+  // Skills: versions of files kept as blobs (mounted into containers read-only).
+  skillsRoutes(router, new Skills(store.db, blobs));
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
   const responses = {

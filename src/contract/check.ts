@@ -41,6 +41,7 @@ const mb = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 
 
 /** The refusal of a file over its limit, the same whether found while streaming or after. */
 export function uploadTooLarge(name: string, limit: UploadLimit): ApiError {
+  if (limit.many) return invalidRequest(`The files in '${name}' are too large: up to ${mb(limit.maxBytes)} (${limit.maxBytes.toLocaleString('en-US')} bytes) in total.`, name);
   const larger = limit.larger;
   const also = larger
     ? `; a ${larger.filenameSuffix} file with ${Object.entries(larger.when).map(([f, v]) => `${f} ${v}`).join(', ')} up to ${mb(larger.maxBytes)}`
@@ -207,8 +208,11 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
         if (topLevel.get(name)?.category === 'limited') (parsed.data as Record<string, unknown>)[name] = value;
       }
       for (const [name, limit] of uploads) {
-        const file = parsed.data[name] as { filename: string; bytes: number } | undefined;
-        if (file && file.bytes > uploadLimitFor(limit, file.filename, parsed.data, true)) throw uploadTooLarge(name, limit);
+        const value = parsed.data[name] as { filename: string; bytes: number } | { filename: string; bytes: number }[] | undefined;
+        if (Array.isArray(value)) {
+          // Several parts: the limit counts them all.
+          if (value.reduce((sum, f) => sum + f.bytes, 0) > limit.maxBytes) throw uploadTooLarge(name, limit);
+        } else if (value && value.bytes > uploadLimitFor(limit, value.filename, parsed.data, true)) throw uploadTooLarge(name, limit);
       }
       for (const [name, ids] of models) {
         const value = parsed.data[name];

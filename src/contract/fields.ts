@@ -133,6 +133,18 @@ export const uploadSchema = z
 /** A multipart file field and its size limit (enforced while the part streams). */
 export const fileUpload = (note: string, upload: UploadLimit): AppliedField<typeof uploadSchema> => ({ ...applied(uploadSchema, `multipart file part: ${note}`), upload });
 
+/**
+ * Several multipart file parts in one field (a directory upload: each filename a relative
+ * path, unchecked here), or one; up to `maxFiles` parts and `maxBytes` in total.
+ */
+export const fileUploads = (note: string, maxFiles: number, maxBytes: number) => {
+  const one = z
+    .custom<UploadedFile>((v) => v instanceof UploadedFile, 'must be files: multipart parts with a filename')
+    .refine((f) => f.filename.length > 0 && f.filename.length <= 1024 && !f.filename.includes('\u0000'), 'each file name must be 1 to 1,024 characters, without NUL');
+  const schema = z.union([one, z.array(one).min(1).max(maxFiles, `at most ${maxFiles} files`)]);
+  return { ...applied(schema, `multipart file parts: ${note}`), upload: { maxBytes, many: { maxFiles } } } satisfies AppliedField<typeof schema>;
+};
+
 /** A boolean sent as a multipart form value (`true` / `false`) or as JSON. */
 export const formBooleanSchema = z.union([
   z.boolean(),

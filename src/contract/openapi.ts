@@ -69,9 +69,13 @@ class SchemaCollector {
       const schema = this.field(rule, 'input', scope);
       if (!schema) continue;
       // A file part is binary content, whatever its zod schema (an upload object) says.
-      properties[name] = multipart && rule.category === 'applied' && rule.upload
-        ? { type: 'string', contentMediaType: 'application/octet-stream', description: rule.note, 'x-max-bytes': rule.upload.larger?.maxBytes ?? rule.upload.maxBytes }
-        : schema;
+      if (multipart && rule.category === 'applied' && rule.upload) {
+        const binary = { type: 'string', contentMediaType: 'application/octet-stream' };
+        const { many } = rule.upload;
+        properties[name] = many
+          ? { oneOf: [{ type: 'array', items: binary, maxItems: many.maxFiles }, binary], description: rule.note, 'x-max-bytes': rule.upload.maxBytes }
+          : { ...binary, description: rule.note, 'x-max-bytes': rule.upload.larger?.maxBytes ?? rule.upload.maxBytes };
+      } else properties[name] = schema;
     }
     return { type: 'object', properties, ...(required.length ? { required: [...required] } : {}) };
   }

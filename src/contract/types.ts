@@ -30,6 +30,12 @@ export interface UploadLimit {
     readonly filenameSuffix: string;
     readonly when: Readonly<Record<string, string>>;
   };
+  /**
+   * The field takes several file parts (sent as `name` or `name[]`, as the openai SDKs send
+   * lists), up to `maxFiles`, with `maxBytes` counted over all of them; each part keeps the
+   * path its filename gives (a directory upload), so the handler must check those paths.
+   */
+  readonly many?: { readonly maxFiles: number };
 }
 
 /** A field that accepts only the listed values; anything else is refused like an unsupported field. */

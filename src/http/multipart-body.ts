@@ -9,7 +9,7 @@
 // answers, and uploads no handler claimed are discarded before an error answer goes out
 // and, at the latest, when the response closes (a client gone included).
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { Busboy } from '@fastify/busboy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BlobTooLarge, type BlobStore } from '../blobs/blob-store.ts';
@@ -50,19 +50,25 @@ function readForm(request: FastifyRequest, payload: Readable, blobs: BlobStore):
   const contract = request.state?.route?.contract;
   const table = contract?.body?.type === 'multipart' ? compileContract(contract).body : undefined;
   if (!table) return Promise.reject(invalidRequest('Unsupported Content-Type: send the body as application/json.'));
+  // A field taking several files (a directory upload) raises the form's file count and keeps paths.
+  const many = [...table.uploads.values()].reduce((n, limit) => n + (limit.many?.maxFiles ?? 0), 0);
+  // One part more than allowed reaches the handler of its field, which refuses it by name.
+  const files = Math.max(FORM_LIMITS.files, many + 1);
   let parser: ReturnType<typeof Busboy>;
   try {
     parser = Busboy({
       headers: request.headers as Parameters<typeof Busboy>[0]['headers'],
       // A part is a file when it has a filename (RFC 7578); a file field sent as text fails its schema.
       isPartAFile: (_name, _type, filename) => filename !== undefined,
+      // Otherwise busboy keeps only the last segment of a filename.
+      preservePath: many > 0,
       // Larger buffers than the 16 KiB default: fewer, larger writes into the blob store.
       highWaterMark: 1024 * 1024,
       fileHwm: 1024 * 1024,
       limits: {
         fields: FORM_LIMITS.fields,
-        files: FORM_LIMITS.files,
-        parts: FORM_LIMITS.fields + FORM_LIMITS.files,
+        files,
+        parts: FORM_LIMITS.fields + files,
         fieldSize: FORM_LIMITS.fieldBytes,
         headerSize: FORM_LIMITS.headerBytes,
         headerPairs: FORM_LIMITS.headerPairs,
@@ -74,7 +80,7 @@ function readForm(request: FastifyRequest, payload: Readable, blobs: BlobStore):
   }
   const uploads: UploadedFile[] = [];
   staged.set(request, uploads);
-  return new FormReader(request.raw, payload, parser, table, blobs, uploads).read();
+  return new FormReader(request.raw, payload, parser, table, blobs, uploads, files).read();
 }
 
 class FormReader {
@@ -83,6 +89,8 @@ class FormReader {
   private readonly pending = new Set<Promise<void>>();
   private readonly streams = new Set<Readable>();
   private readonly fileFields = new Set<string>();
+  /** Parts and bytes so far of each field that takes several files. */
+  private readonly manyParts = new Map<string, { parts: number; bytes: number }>();
   private failed = false;
   private resolve!: (form: FormBody) => void;
   private reject!: (err: unknown) => void;
@@ -94,6 +102,7 @@ class FormReader {
     private readonly table: CompiledTable,
     private readonly blobs: BlobStore,
     private readonly uploads: UploadedFile[],
+    private readonly maxFiles: number,
   ) {}
 
   read(): Promise<FormBody> {
@@ -105,7 +114,7 @@ class FormReader {
     parser.on('file', (name, stream, filename, _encoding, mimeType) => this.onFile(name, stream, filename, mimeType));
     parser.on('field', (name, value, _nameTruncated, valueTruncated) => this.onField(name, value, valueTruncated));
     for (const limit of ['fieldsLimit', 'filesLimit', 'partsLimit'] as const) {
-      parser.on(limit, () => this.fail(invalidRequest(`The form has too many parts: at most ${FORM_LIMITS.fields} fields and ${FORM_LIMITS.files} files.`)));
+      parser.on(limit, () => this.fail(invalidRequest(`The form has too many parts: at most ${FORM_LIMITS.fields} fields and ${this.maxFiles} files.`)));
     }
     parser.on('error', (err: unknown) => this.fail(err));
     parser.on('finish', () => void this.finish());
@@ -119,7 +128,10 @@ class FormReader {
   }
 
   private onFile(name: string, stream: Readable, filename: string, contentType: string): void {
+    const listed = name.endsWith('[]') ? this.table.uploads.get(name.slice(0, -2)) : undefined;
+    if (listed?.many) return this.onManyFile(name.slice(0, -2), listed.many.maxFiles, listed.maxBytes, stream, filename, contentType);
     const limit = this.table.uploads.get(name);
+    if (limit?.many) return this.onManyFile(name, limit.many.maxFiles, limit.maxBytes, stream, filename, contentType);
     if (this.failed || !limit || this.fileFields.has(name)) {
       // Not stored: a part for no file field (unknown: named as ignored; a text field:
       // fails its schema), or a second file for one (the field becomes a list, which its
@@ -135,16 +147,47 @@ class FormReader {
     }
     this.fileFields.add(name);
     this.streams.add(stream);
-    const put = this.blobs.put(stream, { maxBytes: uploadCap(limit, filename, this.form.values) }).then(
+    this.store(name, stream, stream, filename, contentType, uploadCap(limit, filename, this.form.values), () => uploadTooLarge(name, limit));
+  }
+
+  /**
+   * A part of a field that takes several files (`name` repeated or `name[]`): counted, and
+   * its bytes metered against what the field's earlier parts left of the total.
+   */
+  private onManyFile(name: string, maxFiles: number, maxBytes: number, stream: Readable, filename: string, contentType: string): void {
+    if (this.failed) return void stream.resume();
+    const seen = this.manyParts.get(name) ?? { parts: 0, bytes: 0 };
+    this.manyParts.set(name, seen);
+    if (++seen.parts > maxFiles) {
+      stream.resume();
+      return this.fail(invalidRequest(`'${name}' takes at most ${maxFiles} files.`, name));
+    }
+    const tooLarge = () => uploadTooLarge(name, { maxBytes, many: { maxFiles } });
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        seen.bytes += chunk.length;
+        callback(seen.bytes > maxBytes ? new BlobTooLarge(maxBytes) : null, chunk);
+      },
+    });
+    stream.on('error', (err) => meter.destroy(err));
+    this.streams.add(stream);
+    stream.pipe(meter);
+    this.store(name, stream, meter, filename, contentType, maxBytes, tooLarge);
+  }
+
+  private store(name: string, stream: Readable, source: Readable, filename: string, contentType: string, maxBytes: number, tooLarge: () => ApiError): void {
+    this.streams.add(source);
+    const put = this.blobs.put(source, { maxBytes }).then(
       (blob) => {
         const file = new UploadedFile(filename, contentType, blob, (key) => this.blobs.delete(key));
         this.uploads.push(file);
         this.form.add(name, file);
       },
-      (err: unknown) => this.fail(err instanceof BlobTooLarge ? uploadTooLarge(name, limit) : err),
+      (err: unknown) => this.fail(err instanceof BlobTooLarge ? tooLarge() : err),
     );
     const tracked = put.finally(() => {
       this.streams.delete(stream);
+      this.streams.delete(source);
       this.pending.delete(tracked);
     });
     this.pending.add(tracked);

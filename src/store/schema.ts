@@ -312,6 +312,8 @@ export interface Database {
   vector_store_chunks: VectorStoreChunksTable;
   containers: ContainersTable;
   container_files: ContainerFilesTable;
+  skills: SkillsTable;
+  skill_versions: SkillVersionsTable;
 }
 
 export interface VectorStoresTable {
@@ -373,6 +375,33 @@ export interface VectorStoreChunksTable {
   bytes: number;
   /** float32 little-endian */
   embedding: Uint8Array;
+}
+
+export interface SkillsTable {
+  /** skill_… */
+  id: string;
+  account_id: string;
+  /** the default version's */
+  name: string;
+  description: string;
+  default_version: number;
+  next_version: number;
+  created_at: number;
+}
+
+export interface SkillVersionsTable {
+  /** skillver_… */
+  id: string;
+  skill_id: string;
+  account_id: string;
+  version: number;
+  name: string;
+  description: string;
+  /** JSON SkillFileEntry[]: [{path, blob_key, bytes}] */
+  manifest: string;
+  file_count: number;
+  bytes: number;
+  created_at: number;
 }
 
 export type { Generated };

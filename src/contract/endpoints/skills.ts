@@ -2,7 +2,7 @@
 // description front matter, files named by path or one zip, 500 files, 25 MB unpacked; versions are
 // numbers sent and returned as text).
 import { z } from 'zod';
-import { applied, binaryContentSchema, deletionSchema, fileUpload, formBooleanSchema, listQueryFields, listSchema, MB } from '../fields.ts';
+import { applied, binaryContentSchema, deletionSchema, fileUploads, formBooleanSchema, listQueryFields, listSchema, MB } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 
 const versionSchema = z.string().regex(/^[1-9]\d*$/, 'a version is a positive whole number, sent as text');
@@ -46,7 +46,7 @@ export const createSkill = defineEndpoint({
   family,
   summary: 'Creates a skill from its files; they become version 1.',
   permission,
-  body: { type: 'multipart', required: ['files'], fields: { files: fileUpload(FILES_NOTE, { maxBytes: 25 * MB }) } },
+  body: { type: 'multipart', required: ['files'], fields: { files: fileUploads(FILES_NOTE, 500, 25 * MB) } },
   response: { schema: skillSchema },
   notes: [LIMITS_NOTE, 'mounted read-only at /mnt/skills/<name> in containers that reference it'],
 });
@@ -123,7 +123,7 @@ export const createSkillVersion = defineEndpoint({
     type: 'multipart',
     required: ['files'],
     fields: {
-      files: fileUpload(FILES_NOTE, { maxBytes: 25 * MB }),
+      files: fileUploads(FILES_NOTE, 500, 25 * MB),
       default: applied(formBooleanSchema, 'true makes the new version the default'),
     },
   },

@@ -17,6 +17,7 @@ import * as m0014 from './0014_responses.ts';
 import * as m0015 from './0015_conversations.ts';
 import * as m0016 from './0016_vector_stores.ts';
 import * as m0017 from './0017_containers.ts';
+import * as m0018 from './0018_skills.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0015_conversations': m0015,
   '0016_vector_stores': m0016,
   '0017_containers': m0017,
+  '0018_skills': m0018,
 };
 
 export const migrationProvider: MigrationProvider = {
