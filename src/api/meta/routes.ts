@@ -9,18 +9,30 @@ import type { Router } from '../../http/router.ts';
 export function metaRoutes(router: Router): void {
   const { config } = router.services;
   const baseUrl = (request: FastifyRequest) => config.publicBaseUrl ?? `${request.protocol}://${request.host}${router.prefix}`;
-  // Both documents depend only on the offered endpoints and the base URL: build once per base URL.
-  const cache = new Map<string, { capabilities: unknown; openapi: unknown }>();
+  // Both documents depend only on the offered endpoints (all registered by now) and the
+  // base URL. Building the OpenAPI document takes over 100 ms and serializing it tens:
+  // both are done here, at start-up, with a placeholder for the base URL; a request only
+  // puts its URL in the text (one per base URL is kept).
+  const PLACEHOLDER = 'https://agent-api.invalid/v1';
+  let template: { capabilities: string; openapi: string } | undefined;
+  const cache = new Map<string, { capabilities: string; openapi: string }>();
   const documents = (url: string) => {
     let docs = cache.get(url);
     if (!docs) {
-      docs = { capabilities: buildCapabilities(router.offered, url), openapi: buildOpenApi(router.offered, router.publicOps, url) };
+      // The URL goes in as JSON string content (quotes and backslashes escaped).
+      const inJson = JSON.stringify(url).slice(1, -1);
+      docs = { capabilities: template!.capabilities.replaceAll(PLACEHOLDER, inJson), openapi: template!.openapi.replaceAll(PLACEHOLDER, inJson) };
       if (cache.size > 16) cache.clear();
       cache.set(url, docs);
     }
     return docs;
   };
 
-  router.endpoint(getCapabilities, async ({ request }) => documents(baseUrl(request)).capabilities, 'none');
-  router.endpoint(getOpenApi, async ({ request }) => documents(baseUrl(request)).openapi, 'none');
+  router.endpoint(getCapabilities, async ({ request, reply }) => reply.type('application/json; charset=utf-8').send(documents(baseUrl(request)).capabilities), 'none');
+  router.endpoint(getOpenApi, async ({ request, reply }) => reply.type('application/json; charset=utf-8').send(documents(baseUrl(request)).openapi), 'none');
+  // Now that these two are offered too.
+  template = {
+    capabilities: JSON.stringify(buildCapabilities(router.offered, PLACEHOLDER)),
+    openapi: JSON.stringify(buildOpenApi(router.offered, router.publicOps, PLACEHOLDER)),
+  };
 }
