@@ -113,5 +113,7 @@ export function parseFrontMatter(bytes: Buffer): FrontMatter {
   }
   if (!description) throw refuse(`The front matter of ${SKILL_MD} has no 'description'.`);
   if (description.length > MAX_DESCRIPTION) throw refuse(`The skill description is longer than ${MAX_DESCRIPTION} characters.`);
+  // Stored as text: PostgreSQL keeps no NUL.
+  if (description.includes('\u0000')) throw refuse(`The skill description must not contain NUL (U+0000) characters.`);
   return { name, description };
 }

@@ -1,7 +1,7 @@
 // Container endpoints (SPEC "Containers, vector stores, skills"; Container resource: name 200
 // characters, 50 file_ids, idle expiry 1 to 60 minutes (default 20), no network, 64 MB, 1,000 files).
 import { z } from 'zod';
-import { applied, binaryContentSchema, deletionSchema, fileUpload, limited, listQueryFields, listSchema, MB, needs } from '../fields.ts';
+import { applied, binaryContentSchema, deletionSchema, fileUpload, limited, listQueryFields, listSchema, MB, needs, objectId, storedText } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 
 const skillReferenceSchema = z.object({
@@ -61,8 +61,8 @@ export const createContainer = defineEndpoint({
     type: 'json',
     required: ['name'],
     fields: {
-      name: applied(z.string().min(1).max(200, 'name is at most 200 characters'), 'up to 200 characters'),
-      file_ids: applied(z.array(z.string()).max(50, 'at most 50 file_ids'), 'up to 50 uploaded files copied into /mnt/data'),
+      name: applied(storedText(200).pipe(z.string().min(1)), 'up to 200 characters'),
+      file_ids: applied(z.array(objectId()).max(50, 'at most 50 file_ids'), 'up to 50 uploaded files copied into /mnt/data'),
       expires_after: applied(expiresAfterSchema, '{anchor: last_active_at, minutes: 1 to 60}; default 20 minutes'),
       skills: needs(
         'skills',
@@ -89,7 +89,7 @@ export const listContainers = defineEndpoint({
   family,
   summary: "Lists the account's containers.",
   permission,
-  query: { ...listQueryFields('desc'), name: applied(z.string().min(1), 'only containers with this name') },
+  query: { ...listQueryFields('desc'), name: applied(storedText(200).pipe(z.string().min(1)), 'only containers with this name') },
   response: { schema: listSchema(containerSchema) },
 });
 
@@ -129,7 +129,7 @@ export const createContainerFile = defineEndpoint({
     alsoJson: true,
     fields: {
       file: fileUpload('up to 20 MB, placed at /mnt/data/<name>', { maxBytes: 20 * MB }),
-      file_id: applied(z.string().min(1), 'copies an uploaded file (also as a JSON body)'),
+      file_id: applied(objectId(), 'copies an uploaded file (also as a JSON body)'),
     },
   },
   response: { schema: containerFileSchema },

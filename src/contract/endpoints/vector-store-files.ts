@@ -1,7 +1,7 @@
 // Vector store files and file batches (SPEC "Containers, vector stores, skills": attributes up to 16,
 // 500 files per file batch; indexing is free).
 import { z } from 'zod';
-import { applied, attributesSchema, deletionSchema, listQueryFields, listSchema } from '../fields.ts';
+import { applied, attributesSchema, deletionSchema, listQueryFields, listSchema, objectId } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 import type { FieldTable } from '../types.ts';
 import {
@@ -43,7 +43,7 @@ export const createVectorStoreFile = defineEndpoint({
     type: 'json',
     required: ['file_id'],
     fields: {
-      file_id: applied(z.string().min(1), 'an uploaded file'),
+      file_id: applied(objectId(), 'an uploaded file'),
       attributes: applied(attributesSchema, ATTRIBUTES_NOTE),
       chunking_strategy: applied(chunkingStrategySchema, CHUNKING_NOTE),
     },
@@ -117,7 +117,7 @@ export const retrieveVectorStoreFileContent = defineEndpoint({
 });
 
 const batchFileSchema = z.object({
-  file_id: z.string().min(1),
+  file_id: objectId(),
   attributes: attributesSchema.optional(),
   chunking_strategy: chunkingStrategySchema.optional(),
 });
@@ -134,7 +134,7 @@ export const createVectorStoreFileBatch = defineEndpoint({
     type: 'json',
     fields: {
       file_ids: applied(
-        z.array(z.string().min(1)).min(1).max(MAX_BATCH_FILES, `at most ${MAX_BATCH_FILES} files per batch`),
+        z.array(objectId()).min(1).max(MAX_BATCH_FILES, `at most ${MAX_BATCH_FILES} files per batch`),
         `up to ${MAX_BATCH_FILES}; attributes and chunking_strategy apply to each`,
       ),
       files: applied(

@@ -1,6 +1,6 @@
 // Shared schemas of the vector store endpoints (SPEC "Vector store" and "Vector store file" resources).
 import { z } from 'zod';
-import { attributesSchema, metadataSchema } from '../fields.ts';
+import { attributesSchema, metadataSchema, storedText } from '../fields.ts';
 
 /** `auto` (800-token chunks, 400 overlap) or static sizes. */
 export const chunkingStrategySchema = z
@@ -22,7 +22,7 @@ export const vectorStoreExpiresAfterSchema = z.object({
   days: z.number().int().min(1).max(365),
 });
 
-export const vectorStoreNameSchema = z.string().max(256, 'name is at most 256 characters');
+export const vectorStoreNameSchema = storedText(256);
 
 const fileCountsSchema = z.looseObject({
   in_progress: z.number().int(),

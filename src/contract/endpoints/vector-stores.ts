@@ -1,7 +1,7 @@
 // Vector store endpoints (SPEC "Containers, vector stores, skills"; Vector store resource: name 256
 // characters, 100 file_ids, expiry 1 to 365 days; search 1 to 50 results; indexing and search are free).
 import { z } from 'zod';
-import { applied, attributeFilterSchema, deletionSchema, listSchema, metadataSchema, noEffect, refused } from '../fields.ts';
+import { applied, attributeFilterSchema, deletionSchema, listSchema, metadataSchema, noEffect, objectId, refused, storedText } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 import { vectorStoreFilesEndpoints, vectorStoreListQuery } from './vector-store-files.ts';
 import {
@@ -34,8 +34,8 @@ export const createVectorStore = defineEndpoint({
     fields: {
       name: applied(vectorStoreNameSchema, 'up to 256 characters'),
       // Not named by SPEC; a stored label the service can keep as sent.
-      description: applied(z.string(), 'stored with the vector store'),
-      file_ids: applied(z.array(z.string().min(1)).max(100, 'at most 100 file_ids at creation'), 'up to 100 uploaded files'),
+      description: applied(storedText(512), 'stored with the vector store (up to 512 characters)'),
+      file_ids: applied(z.array(objectId()).max(100, 'at most 100 file_ids at creation'), 'up to 100 uploaded files'),
       expires_after: applied(vectorStoreExpiresAfterSchema, EXPIRES_NOTE),
       chunking_strategy: applied(
         chunkingStrategySchema,
