@@ -219,11 +219,14 @@ export class BwrapSandbox implements Sandbox {
         stops.delete(kill);
         reject(e);
       });
-      child.on('close', (code, signal) => {
+      child.on('close', async (code, signal) => {
         clearTimeout(timer);
         stops.delete(kill);
         if (stops.size === 0) this.running.delete(container.id);
         o.signal?.removeEventListener('abort', onAbort);
+        // The pid namespace dies with bwrap; should any process of the container's uid
+        // outlive it (a race with its teardown), it is killed here before the result goes back.
+        if (this.asRoot && stops.size === 0) await killUid(this.uidOf(container.id));
         resolve({
           stdout: out.text(),
           stderr: err.text(),
@@ -376,6 +379,27 @@ function mapLimit(e: unknown): never {
   if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG') throw new SandboxLimitError(`a container holds at most ${CONTAINER_BYTES / 1024 / 1024} MB and ${CONTAINER_FILES} files`);
   if (code === 'ELOOP') throw new SandboxPathError('the path is a link');
   throw e;
+}
+
+/** SIGKILL to every process whose real uid is `uid` (a container's own uid: nothing else runs as it). */
+async function killUid(uid: number): Promise<void> {
+  for (let round = 0; round < 3; round++) {
+    let found = 0;
+    for (const pid of await fsp.readdir('/proc').catch(() => [] as string[])) {
+      if (!/^\d+$/.test(pid)) continue;
+      const status = await fsp.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+      const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+      if (real !== String(uid)) continue;
+      found++;
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    if (found === 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 async function isMountPoint(dir: string): Promise<boolean> {

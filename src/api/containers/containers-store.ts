@@ -7,6 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { newId } from '../../ids.ts';
 import type { ContainerFileInfo, Sandbox } from '../../sandbox/types.ts';
 import type { ContainerFilesTable, ContainersTable, Database } from '../../store/schema.ts';
+import type { ListPage, PageOptions } from '../list-page.ts';
 
 const MINUTE_MS = 60_000;
 /** An expired container's row is kept this long (retrieve says `expired`), then deleted. */
@@ -14,20 +15,6 @@ export const EXPIRED_RETENTION_MS = 7 * 86_400_000;
 const sec = (ms: number) => Math.floor(ms / 1000);
 
 export const DATA_ROOT = '/mnt/data/';
-
-export interface Page<T> {
-  object: 'list';
-  data: T[];
-  first_id: string | null;
-  last_id: string | null;
-  has_more: boolean;
-}
-
-export interface PageOptions {
-  limit?: number;
-  after?: string;
-  order?: 'asc' | 'desc';
-}
 
 export interface ContainerObject {
   id: string;
@@ -101,7 +88,7 @@ export class Containers {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async list(accountId: string, page: PageOptions & { name?: string }): Promise<Page<ContainerObject>> {
+  async list(accountId: string, page: PageOptions & { name?: string }): Promise<ListPage<ContainerObject>> {
     const limit = page.limit ?? 20;
     const order = page.order ?? 'desc';
     let q = this.db.selectFrom('containers').selectAll().where('account_id', '=', accountId);
@@ -215,7 +202,7 @@ export class Containers {
     await this.db.deleteFrom('container_files').where('id', '=', fileId).execute();
   }
 
-  async listFiles(containerId: string, page: PageOptions): Promise<Page<ContainerFileObject>> {
+  async listFiles(containerId: string, page: PageOptions): Promise<ListPage<ContainerFileObject>> {
     const limit = page.limit ?? 20;
     const order = page.order ?? 'desc';
     let q = this.db.selectFrom('container_files').selectAll().where('container_id', '=', containerId);
@@ -265,6 +252,6 @@ export function fileObject(row: ContainerFilesTable): ContainerFileObject {
   };
 }
 
-function pageOf<T extends { id: string }>(data: T[], hasMore: boolean): Page<T> {
+function pageOf<T extends { id: string }>(data: T[], hasMore: boolean): ListPage<T> {
   return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
 }

@@ -26,7 +26,8 @@ import { SandboxLimitError, SandboxPathError, type ContainerHandle, type Sandbox
 import type { ContainersTable } from '../../store/schema.ts';
 import { contentTypeFor } from '../files/content-type.ts';
 import type { StoredFiles } from '../files/stored-files.ts';
-import { DATA_ROOT, fileObject, type Containers, type PageOptions } from './containers-store.ts';
+import { DATA_ROOT, fileObject, type Containers } from './containers-store.ts';
+import type { PageOptions } from '../list-page.ts';
 
 export interface ContainerDeps {
   containers: Containers;

@@ -22,7 +22,8 @@ import { invalidRequest, notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
 import { MAX_BYTES } from './skill-files.ts';
 import { takeUpload } from './skill-upload.ts';
-import type { PageOptions, SkillFileEntry, Skills } from './skills-store.ts';
+import type { SkillFileEntry, Skills } from './skills-store.ts';
+import type { PageOptions } from '../list-page.ts';
 import type { SkillVersionsTable } from '../../store/schema.ts';
 
 const missingSkill = (id: string) => notFound(`No skill found with id '${id}'.`, 'skill_id');

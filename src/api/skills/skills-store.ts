@@ -8,6 +8,7 @@ import type { BlobStore } from '../../blobs/blob-store.ts';
 import { newId } from '../../ids.ts';
 import type { Database, SkillsTable, SkillVersionsTable } from '../../store/schema.ts';
 import type { FrontMatter } from './skill-files.ts';
+import type { ListPage, PageOptions } from '../list-page.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 /** Version numbers are INTEGER columns: anything larger names no version (PostgreSQL would refuse it). */
@@ -18,20 +19,6 @@ export interface SkillFileEntry {
   path: string;
   blob_key: string;
   bytes: number;
-}
-
-export interface Page<T> {
-  object: 'list';
-  data: T[];
-  first_id: string | null;
-  last_id: string | null;
-  has_more: boolean;
-}
-
-export interface PageOptions {
-  limit?: number;
-  after?: string;
-  order?: 'asc' | 'desc';
 }
 
 export type VersionDeletion = { deleted: SkillVersionsTable } | 'no_skill' | 'no_version' | 'is_default';
@@ -122,7 +109,7 @@ export class Skills {
     return this.object(row, (await this.latest([id])).get(id) ?? row.default_version);
   }
 
-  async list(accountId: string, page: PageOptions): Promise<Page<Record<string, unknown>>> {
+  async list(accountId: string, page: PageOptions): Promise<ListPage<Record<string, unknown>>> {
     const limit = page.limit ?? 20;
     const order = page.order ?? 'desc';
     let q = this.db.selectFrom('skills').selectAll().where('account_id', '=', accountId);
@@ -181,7 +168,7 @@ export class Skills {
   }
 
   /** By version number; `after` is a version's id, as the list envelope gives it. 'no_cursor' when it names none of this skill's. */
-  async listVersions(accountId: string, skillId: string, page: PageOptions): Promise<Page<Record<string, unknown>> | 'no_cursor'> {
+  async listVersions(accountId: string, skillId: string, page: PageOptions): Promise<ListPage<Record<string, unknown>> | 'no_cursor'> {
     const limit = page.limit ?? 20;
     const order = page.order ?? 'desc';
     let q = this.db.selectFrom('skill_versions').selectAll().where('skill_id', '=', skillId).where('account_id', '=', accountId);

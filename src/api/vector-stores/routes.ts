@@ -33,7 +33,8 @@ import type { AttributeFilter, VectorSearch } from '../../retrieval/search-types
 import type { Database, VectorStoresTable } from '../../store/schema.ts';
 import type { StoredFiles } from '../files/stored-files.ts';
 import { ACCOUNT_INDEX_BYTES, ingestJob } from './ingest.ts';
-import type { FileStatus, Metadata, NewFile, PageOptions, VectorStores } from './vector-stores-store.ts';
+import type { FileStatus, Metadata, NewFile, VectorStores } from './vector-stores-store.ts';
+import type { PageOptions } from '../list-page.ts';
 
 export interface VectorStoreDeps {
   vectorStores: VectorStores;

@@ -7,6 +7,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { AUTO_CHUNKING, type Chunking } from '../../retrieval/chunking.ts';
 import { newId } from '../../ids.ts';
 import type { Database, VectorStoreFilesTable, VectorStoresTable } from '../../store/schema.ts';
+import type { ListPage, PageOptions } from '../list-page.ts';
 
 const DAY_MS = 86_400_000;
 const sec = (ms: number) => Math.floor(ms / 1000);
@@ -20,21 +21,6 @@ export interface FileCounts {
   failed: number;
   cancelled: number;
   total: number;
-}
-
-export interface Page<T> {
-  object: 'list';
-  data: T[];
-  first_id: string | null;
-  last_id: string | null;
-  has_more: boolean;
-}
-
-export interface PageOptions {
-  limit?: number;
-  after?: string;
-  before?: string;
-  order?: 'asc' | 'desc';
 }
 
 export interface NewFile {
@@ -130,7 +116,7 @@ export class VectorStores {
     });
   }
 
-  async list(accountId: string, page: PageOptions): Promise<Page<Record<string, unknown>>> {
+  async list(accountId: string, page: PageOptions): Promise<ListPage<Record<string, unknown>>> {
     const limit = page.limit ?? 20;
     const order = page.order ?? 'desc';
     let q = this.db.selectFrom('vector_stores').selectAll().where('account_id', '=', accountId);
@@ -283,7 +269,7 @@ export class VectorStores {
     };
   }
 
-  async listFiles(accountId: string, storeId: string, page: PageOptions & { status?: FileStatus; batchId?: string }): Promise<Page<Record<string, unknown>> | 'unknown_cursor'> {
+  async listFiles(accountId: string, storeId: string, page: PageOptions & { status?: FileStatus; batchId?: string }): Promise<ListPage<Record<string, unknown>> | 'unknown_cursor'> {
     const limit = page.limit ?? 20;
     const order = page.order ?? 'desc';
     const cursorSeq = async (fileId: string) =>
