@@ -40,6 +40,10 @@ try {
   console.log(`sandbox (bubblewrap ${process.getuid?.() === 0 ? 'as an unprivileged uid, tmpfs caps' : 'as this user'}), ${os.cpus().length} cores, ${runs} runs each`);
   console.log(`print(1) in a container   p50 ${percentile(run, 50).toFixed(1)} ms   p99 ${percentile(run, 99).toFixed(1)} ms   (target < 25 ms)`);
   console.log(`create a container        p50 ${percentile(create, 50).toFixed(1)} ms   p99 ${percentile(create, 99).toFixed(1)} ms   (target < 50 ms)`);
+} catch (err) {
+  console.error(err);
+  process.exitCode = 1;
 } finally {
+  await sandbox.destroy('cntr_bench').catch(() => undefined);
   fs.rmSync(root, { recursive: true, force: true });
 }

@@ -36,8 +36,13 @@ export const CONTAINER_BYTES = 64 * 1024 * 1024;
 export const CONTAINER_FILES = 1000;
 const DEFAULT_MEMORY = 1024 * 1024 * 1024;
 const DEFAULT_OUTPUT = 64 * 1024;
-/** Processes one container's uid may have at once. */
-const MAX_PROCESSES = 64;
+/**
+ * Processes one container's uid may have at once. The kernel also counts, for a moment,
+ * the processes of runs that just ended, so it leaves room for a few of those.
+ */
+const MAX_PROCESSES = 128;
+/** bwrap's words when that count is momentarily full: the run is tried again shortly. */
+const FORK_REFUSED = /Can't fork for pid 1: Resource temporarily unavailable/;
 const MAX_PATH_CHARS = 1024;
 const MAX_DEPTH = 16;
 /** Container uids: a range no system account uses. */
@@ -105,6 +110,8 @@ export class BwrapSandbox implements Sandbox {
 
   async create(containerId: string): Promise<ContainerHandle> {
     const dataDir = this.dirOf(containerId);
+    // The root first, searchable by the container uids (a recursive mkdir would make it 0700).
+    await fsp.mkdir(this.options.root, { recursive: true, mode: 0o711 });
     await fsp.mkdir(dataDir, { recursive: true, mode: 0o700 });
     if (this.asRoot && !(await isMountPoint(dataDir))) {
       const uid = this.uidOf(containerId);
@@ -192,6 +199,14 @@ export class BwrapSandbox implements Sandbox {
   async run(container: ContainerHandle, o: RunOptions): Promise<RunResult> {
     const status = await this.status();
     if (!status.available) throw new Error(status.reason);
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.runOnce(container, o);
+      if (attempt >= 10 || result.exitCode !== 1 || result.stdout !== '' || !FORK_REFUSED.test(result.stderr)) return result;
+      await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));
+    }
+  }
+
+  private async runOnce(container: ContainerHandle, o: RunOptions): Promise<RunResult> {
     const [file, args] = this.command(this.options.bwrap ?? 'bwrap', container, o.argv, o);
     const timeoutMs = o.timeoutMs ?? this.options.timeoutMs;
     const cap = o.maxOutputBytes ?? DEFAULT_OUTPUT;
@@ -224,9 +239,10 @@ export class BwrapSandbox implements Sandbox {
         stops.delete(kill);
         if (stops.size === 0) this.running.delete(container.id);
         o.signal?.removeEventListener('abort', onAbort);
-        // The pid namespace dies with bwrap; should any process of the container's uid
-        // outlive it (a race with its teardown), it is killed here before the result goes back.
-        if (this.asRoot && stops.size === 0) await killUid(this.uidOf(container.id));
+        // Killed (time limit, abort): the pid namespace dies with bwrap, but should a process
+        // of the container's uid outlive the teardown (a race seen under load), it is killed
+        // here before the result goes back. A program that exits takes its namespace with it.
+        if (this.asRoot && stops.size === 0 && code === null) await killUid(this.uidOf(container.id));
         resolve({
           stdout: out.text(),
           stderr: err.text(),
@@ -389,7 +405,8 @@ async function killUid(uid: number): Promise<void> {
       if (!/^\d+$/.test(pid)) continue;
       const status = await fsp.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
       const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-      if (real !== String(uid)) continue;
+      // A zombie is already dead (its parent reaps it).
+      if (real !== String(uid) || /^State:\s+Z/m.test(status)) continue;
       found++;
       try {
         process.kill(Number(pid), 'SIGKILL');

@@ -134,7 +134,7 @@ test('memory hog, fork bomb and infinite loop are stopped; the host keeps answer
   await attack('fork bomb (python)', async () => {
     const r = await py(`import os, time\nn = 0\ntry:\n  while True:\n    if os.fork() == 0:\n      time.sleep(30); os._exit(0)\n    n += 1\nexcept OSError as e: print('fork failed after', n)`, 10_000);
     assert.match(r.stdout, /fork failed after (\d+)/);
-    assert.ok(Number(/after (\d+)/.exec(r.stdout)![1]) < 100);
+    assert.ok(Number(/after (\d+)/.exec(r.stdout)![1]) < 130, 'stopped at the process cap (128)');
   });
   await attack('fork bomb (bash)', async () => {
     const r = await sandbox.run(a, { argv: ['/bin/bash', '-c', ':(){ :|:& };:; sleep 2; echo survived'], timeoutMs: 5_000 });
