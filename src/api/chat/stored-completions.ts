@@ -6,6 +6,9 @@ import type { Kysely } from 'kysely';
 import { invalidRequest } from '../../errors.ts';
 import type { ChatCompletionsTable, Database } from '../../store/schema.ts';
 import { messageIndex, storeMessage } from './store-messages.ts';
+import type { ListPage, PageOptions } from '../list-page.ts';
+
+export type { ListPage, PageOptions };
 
 export const STORED_COMPLETION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 const SWEEP_BATCH = 500;
@@ -24,27 +27,10 @@ export interface SaveInput {
 /** The completion as returned to the client, plus its current `metadata` (`{}` when none). */
 export type StoredCompletion = Record<string, unknown> & { id: string; metadata: Metadata };
 
-export interface PageOptions {
-  /** 1 to 100 (the contract checks it); default 20 */
-  limit?: number;
-  /** id of the last item of the previous page */
-  after?: string;
-  /** default asc, as the reference */
-  order?: 'asc' | 'desc';
-}
-
 export interface ListOptions extends PageOptions {
   model?: string;
   /** every pair must match */
   metadata?: Metadata | null;
-}
-
-export interface ListPage<T> {
-  object: 'list';
-  data: T[];
-  first_id: string | null;
-  last_id: string | null;
-  has_more: boolean;
 }
 
 export interface Deleted {
