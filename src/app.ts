@@ -27,8 +27,12 @@ import { filesRoutes } from './api/files/routes.ts';
 import { Containers } from './api/containers/containers-store.ts';
 import { containersRoutes } from './api/containers/routes.ts';
 import type { Sandbox } from './sandbox/types.ts';
+import path from 'node:path';
 import { BwrapSandbox } from './sandbox/bwrap-sandbox.ts';
 import { skillsRoutes } from './api/skills/routes.ts';
+import { SkillMounts } from './api/skills/skill-mounts.ts';
+import { ContainerRuntime } from './api/containers/container-runtime.ts';
+import { SKILLS_SUBDIR } from './sandbox/types.ts';
 import { Skills } from './api/skills/skills-store.ts';
 import { ingestHandler, ingestJob } from './api/vector-stores/ingest.ts';
 import { vectorStoresRoutes } from './api/vector-stores/routes.ts';
@@ -156,9 +160,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // Containers: rows here, files and runs in the sandbox (503 from every route when it cannot run here).
   const sandbox: Sandbox = options.sandbox ?? new BwrapSandbox({ root: config.sandboxDir, timeoutMs: config.sandboxTimeoutMs });
   const containers = new Containers(store.db);
-  containersRoutes(router, { containers, sandbox, files: services.files, blobs });
-  // Skills: versions of files kept as blobs (mounted into containers read-only).
-  skillsRoutes(router, new Skills(store.db, blobs));
+  // Skills: versions of files kept as blobs, written out under the sandbox root to be mounted read-only.
+  const skills = new Skills(store.db, blobs);
+  const containerRuntime = new ContainerRuntime({
+    containers,
+    sandbox,
+    files: services.files,
+    skillMounts: new SkillMounts(skills),
+    skillsDir: path.join(config.sandboxDir, SKILLS_SUBDIR),
+  });
+  containersRoutes(router, { runtime: containerRuntime, blobs });
+  skillsRoutes(router, skills);
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
   const responses = {
@@ -167,6 +179,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     conversations,
     compaction,
     vectorSearch: options.vectorSearch ?? vectorSearch,
+    containers: containerRuntime,
   } satisfies ResponsesDeps;
   const background = backgroundResponses(services, responses);
   services.jobRunner.handle(backgroundResponseJob, background.handler, { concurrency: config.backgroundResponses });

@@ -84,3 +84,9 @@ export class SandboxLimitError extends Error {
 export class SandboxPathError extends Error {
   override name = 'SandboxPathError';
 }
+
+/**
+ * Skill versions are written for mounting under `<sandbox root>/.skills`: beside the
+ * containers (so reachable by their uids), never a container id (ids hold no dot).
+ */
+export const SKILLS_SUBDIR = '.skills';

@@ -16,6 +16,8 @@ const sec = (ms: number) => Math.floor(ms / 1000);
 
 export const DATA_ROOT = '/mnt/data/';
 
+export const newContainerId = () => newId('cntr_');
+
 export interface ContainerObject {
   id: string;
   object: 'container';
@@ -50,10 +52,10 @@ export class Containers {
 
   // --- containers -----------------------------------------------------------------------
 
-  async create(accountId: string, input: { name: string; expiresAfterMinutes: number; skills?: unknown[] | null }): Promise<ContainersTable> {
+  async create(accountId: string, input: { name: string; expiresAfterMinutes: number; skills?: unknown[] | null; id?: string }): Promise<ContainersTable> {
     const now = this.clock();
     const row: ContainersTable = {
-      id: newId('cntr_'),
+      id: input.id ?? newContainerId(),
       account_id: accountId,
       name: input.name,
       expires_after_minutes: input.expiresAfterMinutes,
@@ -196,6 +198,15 @@ export class Containers {
       .where('container_id', '=', containerId)
       .where('account_id', '=', accountId)
       .executeTakeFirst();
+  }
+
+  /** The rows of these paths (/mnt/data/...), in path order. */
+  async fileRows(containerId: string, paths: readonly string[]): Promise<ContainerFilesTable[]> {
+    const out: ContainerFilesTable[] = [];
+    for (let i = 0; i < paths.length; i += 200) {
+      out.push(...(await this.db.selectFrom('container_files').selectAll().where('container_id', '=', containerId).where('path', 'in', paths.slice(i, i + 200)).execute()));
+    }
+    return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
   async removeFileRow(fileId: string): Promise<void> {

@@ -183,7 +183,7 @@ test('limited memory_limit and network_policy, skills, and the switches', async 
   const skill = { type: 'skill_reference' as const, skill_id: 'skill_abc' };
   await assert.rejects(client.containers.create({ name: 's', skills: [skill] }), is(403, 'skills'));
   const withSkills = server.openai((await server.createKey({ permissions: { code_interpreter: true, skills: true } })).key);
-  await assert.rejects(withSkills.containers.create({ name: 's', skills: [skill] }), is(400, 'skills'));
+  await assert.rejects(withSkills.containers.create({ name: 's', skills: [skill] }), is(400, 'skills[0].skill_id'));
   const plain = server.openai((await server.createKey({ permissions: { files: true } })).key);
   await assert.rejects(plain.containers.list(), is(403));
   await assert.rejects(plain.containers.create({ name: 'x' }), is(403));

@@ -38,8 +38,8 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
   return {
     async enqueue({ body, call, key }) {
       // Everything a live call would refuse is refused now, before anything is stored.
-      const prepared = await prepareResponse(services, deps, body, key);
       const id = newResponseId();
+      const prepared = await prepareResponse(services, deps, body, key, id);
       const createdAt = Math.floor(Date.now() / 1000);
       const response = { ...initialResponse(id, createdAt, body, prepared.maxTokens, prepared.conversationId), status: 'queued' };
       await services.jobs.transaction(async (trx) => {

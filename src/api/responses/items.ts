@@ -24,6 +24,7 @@ const PREFIX: Record<string, string> = {
   apply_patch_call_output: 'apco_',
   mcp_approval_response: 'mcpr_',
   file_search_call: 'fs_',
+  code_interpreter_call: 'ci_',
 };
 
 export function newItemId(type: string): string {
@@ -70,11 +71,12 @@ export function messageText(item: Record<string, unknown>): string {
 
 /**
  * An item as it is shown: a file search's results only when `include` asks for
- * `file_search_call.results` (they are always kept, so a later read with include shows
- * them).
+ * `file_search_call.results`, a code run's logs only with `code_interpreter_call.outputs`
+ * (both are always kept, so a later read with include shows them).
  */
 export function shownItem(item: Item, include: readonly string[] | null | undefined): Item {
   if (item.type === 'file_search_call' && item.results != null && !include?.includes('file_search_call.results')) return { ...item, results: null };
+  if (item.type === 'code_interpreter_call' && item.outputs != null && !include?.includes('code_interpreter_call.outputs')) return { ...item, outputs: null };
   return item;
 }
 

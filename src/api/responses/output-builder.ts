@@ -8,6 +8,9 @@
 // hosted item: `file_search_call` opens when its input ends and closes with its
 // result; the passages it found are what later answers cite as `file_citation`.
 import type { FinishReason, StreamPart, TokenLogprob, Usage } from '../../providers/types.ts';
+import type { WrittenFile } from '../containers/container-runtime.ts';
+import { containerCitations } from './container-citations.ts';
+import { codeOf, shellAction, type CodeInterpreterData, type ShellCallData } from './container-tools.ts';
 import { fileCitations, queriesOf, type CitedFile, type FileSearchData } from './file-search.ts';
 import { newCallId, newItemId, shownItem, type Item } from './items.ts';
 import { callItem, type ToolKind } from './tool-mapping.ts';
@@ -27,10 +30,39 @@ interface OpenReasoning {
 }
 /** A hosted tool call the service runs; its item opens once its input has ended. */
 interface OpenHosted {
+  kind: HostedKind;
+  callId: string;
   args: string;
   item?: Item;
   index?: number;
 }
+type HostedKind = Extract<ToolKind, { kind: 'file_search' | 'code_interpreter' | 'container_shell' }>;
+const isHosted = (k: ToolKind | undefined): k is HostedKind => k?.kind === 'file_search' || k?.kind === 'code_interpreter' || k?.kind === 'container_shell';
+
+/** Code streams in pieces of about this many characters (whole lines where they fit). */
+const CODE_DELTA_CHARS = 512;
+
+/** The code in deltas: lines gathered up to CODE_DELTA_CHARS, a longer line cut. */
+function codeDeltas(code: string): string[] {
+  const out: string[] = [];
+  let piece = '';
+  for (const line of code.split(/(?<=\n)/)) {
+    if (piece !== '' && piece.length + line.length > CODE_DELTA_CHARS) {
+      out.push(piece);
+      piece = '';
+    }
+    if (line.length <= CODE_DELTA_CHARS) {
+      piece += line;
+      continue;
+    }
+    let i = 0;
+    for (; line.length - i > CODE_DELTA_CHARS; i += CODE_DELTA_CHARS) out.push(line.slice(i, i + CODE_DELTA_CHARS));
+    piece = line.slice(i);
+  }
+  if (piece !== '') out.push(piece);
+  return out;
+}
+
 interface OpenCall {
   /** Set when streamed as a function call (added at its first fragment). */
   item?: Item;
@@ -55,18 +87,20 @@ export class OutputBuilder {
   private readonly hosted = new Map<string, OpenHosted>();
   /** The passages file searches found, by the number the model cites them with. */
   private readonly sources = new Map<number, CitedFile>();
+  /** The files programs wrote in this response, by /mnt/data path: what answers cite as container files. */
+  private readonly written = new Map<string, WrittenFile>();
 
   /**
-   * `withResults`: the request's include asks for file_search_call.results, so the
-   * events show them (the output keeps them whatever it asks: see `shown`).
+   * `include`: the request's include; file search results and code logs show in the
+   * events only when it asks for them (the output keeps them whatever it asks: see `shown`).
    */
   constructor(
     private readonly kinds: ReadonlyMap<string, ToolKind>,
     private readonly withLogprobs = false,
-    private readonly withResults = false,
+    private readonly include: readonly string[] = [],
   ) {}
 
-  /** The output as the caller sees it: a file search's results only when asked for. */
+  /** The output as the caller sees it: a file search's results and code logs only when asked for. */
   get shown(): Item[] {
     return this.output.map((i) => this.show(i));
   }
@@ -108,10 +142,11 @@ export class OutputBuilder {
         break;
       case 'tool-input-start': {
         if (e.providerExecuted) {
-          // Service tools without an item of their own (none yet) show nothing.
-          if (this.kinds.get(e.toolName)?.kind !== 'file_search') break;
+          const kind = this.kinds.get(e.toolName);
+          // Service tools without an item of their own show nothing.
+          if (!isHosted(kind)) break;
           this.closeAll(out);
-          this.hosted.set(e.id, { args: '' });
+          this.hosted.set(e.id, { kind, callId: e.id || newCallId(), args: '' });
           break;
         }
         this.closeReasoning(out);
@@ -133,14 +168,14 @@ export class OutputBuilder {
       }
       case 'tool-input-end': {
         const hosted = this.hosted.get(e.id);
-        if (hosted && !hosted.item) this.openFileSearch(hosted, out);
+        if (hosted && !hosted.item) this.openHosted(hosted, out);
         const call = this.calls.get(e.id);
         if (call) this.closeCall(e.id, call, out);
         break;
       }
       case 'tool-result': {
         const hosted = this.hosted.get(e.toolCallId);
-        if (hosted) this.closeFileSearch(e.toolCallId, hosted, e.data as FileSearchData | undefined, out);
+        if (hosted) this.closeHosted(e.toolCallId, hosted, e.data, out);
         break;
       }
       case 'finish':
@@ -172,7 +207,7 @@ export class OutputBuilder {
   }
 
   private show(item: Item): Item {
-    return shownItem(item, this.withResults ? ['file_search_call.results'] : null);
+    return shownItem(item, this.include);
   }
 
   private push(item: Item): number {
@@ -208,15 +243,105 @@ export class OutputBuilder {
     this.closeReasoning(out);
     this.closeText(out);
     for (const [id, call] of this.calls) this.closeCall(id, call, out);
-    // A search the stream ended before it answered (cut short): closed incomplete.
-    for (const [id, hosted] of this.hosted) this.closeFileSearch(id, hosted, undefined, out);
+    // A hosted call the stream ended before it answered (cut short): closed incomplete.
+    for (const [id, hosted] of this.hosted) this.closeHosted(id, hosted, undefined, out);
+  }
+
+  /** A hosted call is about to run: its item opens (and shows its input). */
+  private openHosted(h: OpenHosted, out: StreamEvent[]): void {
+    this.closeReasoning(out);
+    this.closeText(out);
+    for (const [id, call] of this.calls) this.closeCall(id, call, out);
+    if (h.kind.kind === 'code_interpreter') this.openCode(h, h.kind.containerId, out);
+    else if (h.kind.kind === 'container_shell') this.openShell(h, h.kind.containerId, out);
+    else this.openFileSearch(h, out);
+  }
+
+  /** A hosted call answered (data), or the stream ended first (undefined): its item done. */
+  private closeHosted(id: string, h: OpenHosted, data: unknown, out: StreamEvent[]): void {
+    this.hosted.delete(id);
+    if (!h.item) this.openHosted(h, out);
+    if (h.kind.kind === 'code_interpreter') this.closeCode(h, data as CodeInterpreterData | undefined, out);
+    else if (h.kind.kind === 'container_shell') this.closeShell(h, data as ShellCallData | undefined, out);
+    else this.closeFileSearch(h, data as FileSearchData | undefined, out);
+  }
+
+  /** The code is about to run: its item opens, the code streams, then it is interpreting. */
+  private openCode(h: OpenHosted, containerId: string, out: StreamEvent[]): void {
+    const item: Item = { id: newItemId('code_interpreter_call'), type: 'code_interpreter_call', status: 'in_progress', container_id: containerId, code: '', outputs: null };
+    h.item = item;
+    h.index = this.push(item);
+    const at = { output_index: h.index, item_id: item.id };
+    out.push({ type: 'response.output_item.added', output_index: h.index, item: { ...item } });
+    out.push({ type: 'response.code_interpreter_call.in_progress', ...at });
+    const code = codeOf(h.args);
+    for (const delta of codeDeltas(code)) out.push({ type: 'response.code_interpreter_call_code.delta', ...at, delta });
+    out.push({ type: 'response.code_interpreter_call_code.done', ...at, code });
+    item.code = code;
+    item.status = 'interpreting';
+    out.push({ type: 'response.code_interpreter_call.interpreting', ...at });
+  }
+
+  private closeCode(h: OpenHosted, data: CodeInterpreterData | undefined, out: StreamEvent[]): void {
+    const item = h.item!;
+    if (data) {
+      item.status = data.status;
+      item.outputs = data.logs === '' ? [] : [{ type: 'logs', logs: data.logs }];
+      for (const f of data.files) this.written.set(f.path, f);
+    } else item.status = 'incomplete';
+    if (item.status === 'completed') out.push({ type: 'response.code_interpreter_call.completed', output_index: h.index, item_id: item.id });
+    out.push({ type: 'response.output_item.done', output_index: h.index, item: this.show({ ...item }) });
+  }
+
+  /** The commands are about to run: the shell_call item, each command streamed, done. */
+  private openShell(h: OpenHosted, containerId: string, out: StreamEvent[]): void {
+    const action = shellAction(h.args);
+    const item: Item = {
+      id: newItemId('shell_call'),
+      type: 'shell_call',
+      call_id: h.callId,
+      action: { ...action, commands: [] },
+      status: 'in_progress',
+      environment: { type: 'container_reference', container_id: containerId },
+    };
+    h.item = item;
+    h.index = this.push(item);
+    out.push({ type: 'response.output_item.added', output_index: h.index, item: { ...item, action: { ...action, commands: [] } } });
+    action.commands.forEach((command, i) => {
+      const at = { output_index: h.index, command_index: i };
+      out.push({ type: 'response.shell_call_command.added', ...at, command: '' });
+      if (command !== '') out.push({ type: 'response.shell_call_command.delta', ...at, delta: command });
+      out.push({ type: 'response.shell_call_command.done', ...at, command });
+    });
+    item.action = action;
+    item.status = 'completed';
+    out.push({ type: 'response.output_item.done', output_index: h.index, item: { ...item } });
+  }
+
+  /** The commands ran: their shell_call_output item, each command's output streamed. */
+  private closeShell(h: OpenHosted, data: ShellCallData | undefined, out: StreamEvent[]): void {
+    const call = h.item!;
+    if (!data) {
+      // Cut short before the commands ran: the call never finished.
+      call.status = 'incomplete';
+      return;
+    }
+    for (const f of data.files) this.written.set(f.path, f);
+    const item: Item = { id: newItemId('shell_call_output'), type: 'shell_call_output', call_id: h.callId, status: 'in_progress', output: [], max_output_length: data.action.max_output_length };
+    const index = this.push(item);
+    out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, output: [] } });
+    data.output.forEach((o, i) => {
+      const at = { item_id: item.id, output_index: index, command_index: i };
+      out.push({ type: 'response.shell_call_output_content.delta', ...at, delta: { stdout: o.stdout, stderr: o.stderr } });
+      out.push({ type: 'response.shell_call_output_content.done', ...at, output: [o] });
+    });
+    item.output = data.output;
+    item.status = 'completed';
+    out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
   }
 
   /** The search is about to run: its item opens, in progress, searching. */
   private openFileSearch(h: OpenHosted, out: StreamEvent[]): void {
-    this.closeReasoning(out);
-    this.closeText(out);
-    for (const [id, call] of this.calls) this.closeCall(id, call, out);
     const item: Item = { id: newItemId('file_search_call'), type: 'file_search_call', status: 'in_progress', queries: queriesOf(h.args), results: null };
     h.item = item;
     h.index = this.push(item);
@@ -227,9 +352,7 @@ export class OutputBuilder {
   }
 
   /** The search answered (or the stream ended first): its results kept, its item done. */
-  private closeFileSearch(id: string, h: OpenHosted, data: FileSearchData | undefined, out: StreamEvent[]): void {
-    this.hosted.delete(id);
-    if (!h.item) this.openFileSearch(h, out);
+  private closeFileSearch(h: OpenHosted, data: FileSearchData | undefined, out: StreamEvent[]): void {
     const item = h.item!;
     if (data) {
       item.queries = data.queries;
@@ -256,8 +379,8 @@ export class OutputBuilder {
     if (!this.text) return;
     const { item, index, text, logprobs } = this.text;
     this.text = null;
-    // Each [n] that names a passage found: annotated before the text is done.
-    const annotations = fileCitations(text, this.sources);
+    // Each [n] that names a passage found, each link to a file a program wrote: annotated before the text is done.
+    const annotations = byPosition([...fileCitations(text, this.sources), ...containerCitations(text, this.written)]);
     const part = { type: 'output_text', annotations, logprobs, text };
     item.content = [part];
     item.status = this.itemStatus;
@@ -289,6 +412,11 @@ export class OutputBuilder {
     } else out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } });
     out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
   }
+}
+
+/** Annotations in text order (a file citation sits at `index`, a container file's at `start_index`). */
+function byPosition<T extends { index?: number; start_index?: number }>(list: T[]): T[] {
+  return list.sort((a, b) => (a.index ?? a.start_index ?? 0) - (b.index ?? b.start_index ?? 0));
 }
 
 /** The text of the assistant's messages, as the SDKs' `output_text`. */

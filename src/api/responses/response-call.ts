@@ -19,6 +19,8 @@ import { runAgent, type AgentTool, type ToolRegistry } from '../../agent/agent-l
 import type { VectorSearch } from '../../retrieval/search-types.ts';
 import { resolveFiles } from '../files/resolve-parts.ts';
 import { defined, generationOptions } from '../generation-options.ts';
+import type { ContainerRuntime } from '../containers/container-runtime.ts';
+import { CODE_INTERPRETER_FUNCTION_NAME, codeInterpreterTool, containerShellTool, resolveContainers, SHELL_FUNCTION_NAME, type ResolvedContainers } from './container-tools.ts';
 import { fileSearchConfig, fileSearchTool } from './file-search.ts';
 import { inputItems, shownResponse, type Item } from './items.ts';
 import { OutputBuilder } from './output-builder.ts';
@@ -47,6 +49,8 @@ export interface ResponsesDeps {
   compaction?: CompactionSeal;
   /** The vector stores' search, for the file_search tool (refused while there is none). */
   vectorSearch?: VectorSearch;
+  /** Containers, for the code_interpreter and container shell tools (refused while there are none). */
+  containers?: ContainerRuntime;
 }
 
 export interface StartedResponse {
@@ -57,8 +61,8 @@ export interface StartedResponse {
   readonly initial: Record<string, any>;
   readonly kinds: ReadonlyMap<string, ToolKind>;
   readonly includeLogprobs: boolean;
-  /** `include` asks for file_search_call.results: the events and the returned object show them. */
-  readonly includeResults: boolean;
+  /** What `include` asks for: file search results and code logs show in the events and the returned object only then. */
+  readonly include: readonly string[];
   readonly inputItems: Item[];
   /**
    * Builds the final object from what ran, keeps it whole and appends to the
@@ -74,8 +78,12 @@ export interface StartedResponse {
 const NO_WEB_SEARCH = 'Web search is not available: you cannot browse the web or look anything up online. If asked to, say so plainly.';
 
 /** Hosted tools without a backend here (mapTools refuses them as not offered). */
-const NONE_UNAVAILABLE: ReadonlySet<string> = new Set();
-const NO_FILE_SEARCH: ReadonlySet<string> = new Set(['file_search']);
+function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
+  const out = new Set<string>();
+  if (!deps.vectorSearch) out.add('file_search');
+  if (!deps.containers) for (const t of ['code_interpreter', 'shell']) out.add(t);
+  return out;
+}
 
 export function newResponseId(): string {
   return newId('resp_');
@@ -172,13 +180,14 @@ export interface PreparedResponse {
   conversationId: string | null;
   input: Item[];
   mapped: ReturnType<typeof mapTools>;
+  containers: ResolvedContainers;
   messages: ChatMessage[];
   attachments: number;
   includeLogprobs: boolean;
   request: ChatRequest;
 }
 
-export async function prepareResponse(services: Services, deps: ResponsesDeps, body: ResponseBody, key: KeyRecord): Promise<PreparedResponse> {
+export async function prepareResponse(services: Services, deps: ResponsesDeps, body: ResponseBody, key: KeyRecord, responseId = 'a response'): Promise<PreparedResponse> {
   checkCombinations(body);
   const accountId = key.accountId;
   const model = body.model as ChatModel;
@@ -191,7 +200,11 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
     const at = input.findIndex((i) => known.has(i.id));
     if (at >= 0) throw invalidRequest(`The conversation already has an item with id '${input[at]!.id}'.`, `input[${at}].id`);
   }
-  const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, deps.vectorSearch ? NONE_UNAVAILABLE : NO_FILE_SEARCH);
+  const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, unavailableTools(deps));
+  // Settled before the model runs: an unknown or expired container is refused now.
+  const containers = deps.containers ? await resolveContainers(deps.containers, key, mapped.containerTools, earlier.items, responseId) : {};
+  if (containers.codeInterpreter) mapped.kinds.set(CODE_INTERPRETER_FUNCTION_NAME, { kind: 'code_interpreter', containerId: containers.codeInterpreter.id });
+  if (containers.shell) mapped.kinds.set(SHELL_FUNCTION_NAME, { kind: 'container_shell', containerId: containers.shell.id });
 
   const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
   const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
@@ -231,13 +244,14 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
     logprobs: includeLogprobs || undefined,
     topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
   });
-  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, messages, attachments: counter.attachments, includeLogprobs, request };
+  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, messages, attachments: counter.attachments, includeLogprobs, request };
 }
 
 export async function startResponse(services: Services, deps: ResponsesDeps, call: Call, body: ResponseBody, key: KeyRecord, opts: StartOptions = {}): Promise<StartedResponse> {
   const accountId = key.accountId;
   const model = body.model as ChatModel;
-  const prepared = await prepareResponse(services, deps, body, key);
+  const id = opts.id ?? newResponseId();
+  const prepared = await prepareResponse(services, deps, body, key, id);
   const { maxTokens, input, mapped, messages, includeLogprobs, request } = prepared;
   const counter = { attachments: prepared.attachments };
   const earlier = { conversationId: prepared.conversationId };
@@ -246,7 +260,13 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   // The request's hosted tools run in the agent loop whatever else it carries; the
   // service's own tools only when the model would not answer directly (client tools, a
   // format or logprobs, or a key without agent tools).
-  const hosted: AgentTool[] = mapped.fileSearch ? [fileSearchTool(deps.vectorSearch!, accountId, fileSearchConfig(mapped.fileSearch.tool), call.log)] : [];
+  const timeoutMs = services.config.sandboxTimeoutMs;
+  const { containers } = prepared;
+  const hosted: AgentTool[] = [
+    ...(mapped.fileSearch ? [fileSearchTool(deps.vectorSearch!, accountId, fileSearchConfig(mapped.fileSearch.tool), call.log)] : []),
+    ...(containers.codeInterpreter ? [codeInterpreterTool(deps.containers!, containers.codeInterpreter, timeoutMs, call.log)] : []),
+    ...(containers.shell ? [containerShellTool(deps.containers!, containers.shell, timeoutMs, call.log)] : []),
+  ];
   const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || !key.permissions.agent_tools;
   const serviceTools = [...hosted, ...(direct ? [] : deps.tools.available(key))];
 
@@ -259,7 +279,6 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
       });
   const include = (body.include ?? []) as string[];
 
-  const id = opts.id ?? newResponseId();
   const createdAt = opts.createdAt ?? Math.floor(Date.now() / 1000);
   const initial = initialResponse(id, createdAt, body, maxTokens, earlier.conversationId);
   return {
@@ -269,7 +288,7 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
     initial,
     kinds: mapped.kinds,
     includeLogprobs,
-    includeResults: include.includes('file_search_call.results'),
+    include,
     inputItems: input,
     async finish(builder, credits, usage) {
       const { status, incomplete_details } = builder.status;
@@ -295,7 +314,7 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
 
 /** Consumes the model's events into the builder; the whole response once it has run. */
 export async function collectResponse(started: StartedResponse): Promise<OutputBuilder> {
-  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.includeResults);
+  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
   for await (const e of started.events) builder.add(e);
   builder.close();
   return builder;

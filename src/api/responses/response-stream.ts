@@ -41,7 +41,7 @@ export function failureEvents(started: StartedResponse, builder: OutputBuilder, 
 }
 
 export function streamResponse(reply: FastifyReply, started: StartedResponse): Promise<FastifyReply> {
-  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.includeResults);
+  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
   const seq = sequencer();
   return streamAnswer({
     reply,

@@ -3,6 +3,7 @@
 // the system message, then this request's input. Client tool calls sent back become
 // assistant tool calls under the name the model was offered (tool-mapping.ts), and
 // their outputs tool messages, so a tool round trip reads the same on every provider.
+import { CODE_INTERPRETER_FUNCTION_NAME } from './container-tools.ts';
 import { invalidRequest, unsupportedParameter } from '../../errors.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../../providers/types.ts';
 import type { ResolvedFile } from '../files/resolve-parts.ts';
@@ -110,6 +111,14 @@ export function toMessages(items: readonly Item[], ctx: MessageContext, base = '
         case 'custom_tool_call_output':
           out.push({ role: 'tool', tool_call_id: String(item.call_id), content: outputText(item.output) });
           break;
+        case 'code_interpreter_call': {
+          // The code the service ran and what it printed, so the model can build on it.
+          const id = String(item.id);
+          addCall({ id, name: CODE_INTERPRETER_FUNCTION_NAME, arguments: JSON.stringify({ code: typeof item.code === 'string' ? item.code : '' }) });
+          const logs = Array.isArray(item.outputs) ? item.outputs.map((o: any) => (o?.type === 'logs' && typeof o.logs === 'string' ? o.logs : '')).join('') : '';
+          out.push({ role: 'tool', tool_call_id: id, content: logs === '' ? 'The program printed nothing.' : logs });
+          break;
+        }
         case 'shell_call_output':
           out.push({ role: 'tool', tool_call_id: String(item.call_id), content: JSON.stringify(item.output) });
           break;
@@ -134,7 +143,7 @@ export function toMessages(items: readonly Item[], ctx: MessageContext, base = '
         case 'mcp_approval_response':
           throw unsupportedParameter(where, 'Remote MCP tools are not offered yet, so there is no approval to answer.');
         default:
-        // Reasoning and hosted tool items add no content the model reads back.
+        // Reasoning and file search items add no content the model reads back.
       }
     });
   walk(items, (i) => `${base}[${i}]`);

@@ -4,12 +4,15 @@
 // the offline engine and any OpenAI-compatible upstream can call it; the call is turned
 // back into the item type the client expects (`function_call`, `custom_tool_call`,
 // `shell_call`, `computer_call`, `apply_patch_call`). Web search with no search backend
-// is never offered to the model. file_search is a hosted tool the service runs
-// (file-search.ts): it is no client function, and comes back as `file_search_call`.
+// is never offered to the model. file_search, code_interpreter and a container shell
+// are hosted tools the service runs (file-search.ts, container-tools.ts): no client
+// function, they come back as `file_search_call`, `code_interpreter_call` and
+// `shell_call` + `shell_call_output`.
 import { RESPONSE_TOOL_SWITCHES } from '../../contract/endpoints/responses-tools.ts';
 import { invalidRequest, modelNotAllowed, unsupportedParameter } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { FunctionTool, ToolChoice } from '../../providers/types.ts';
+import { CODE_INTERPRETER_FUNCTION_NAME, SHELL_FUNCTION_NAME, type ContainerToolSpecs } from './container-tools.ts';
 import { FILE_SEARCH_FUNCTION_NAME } from './file-search.ts';
 import { newItemId, type Item } from './items.ts';
 
@@ -19,8 +22,12 @@ export type ToolKind =
   | { kind: 'shell' }
   | { kind: 'computer'; preview: boolean }
   | { kind: 'apply_patch' }
-  /** A hosted tool the service runs (a service tool of the agent loop). */
-  | { kind: 'file_search' };
+  /** Hosted tools the service runs (service tools of the agent loop). */
+  | { kind: 'file_search' }
+  /** The container is settled before the model runs (container-tools.ts `resolveContainers`). */
+  | { kind: 'code_interpreter'; containerId: string }
+  /** `shell` with a container environment: bash in the sandbox, run by the service. */
+  | { kind: 'container_shell'; containerId: string };
 
 export interface MappedTools {
   functions: FunctionTool[];
@@ -31,7 +38,12 @@ export interface MappedTools {
   webSearch: boolean;
   /** The request's file_search tool and where it is (`tools[2]`). */
   fileSearch?: { tool: RawTool; at: string };
+  /** The request's code_interpreter and container shell tools. */
+  containerTools: ContainerToolSpecs;
 }
+
+/** `shell` runs on the caller's side with environment local, or none given (as the reference's shell tool began). */
+const isLocalShell = (t: RawTool) => t.environment == null || t.environment.type === 'local';
 
 const SHELL_FUNCTION: FunctionTool = {
   name: 'shell',
@@ -115,7 +127,7 @@ function functionOf(t: RawTool, name: string): FunctionTool {
  * tools this service cannot run (no backend configured), refused as not offered.
  */
 function admitTool(t: RawTool, at: string, key: KeyRecord, unavailable: ReadonlySet<string>): void {
-  const type = t.type === 'shell' && t.environment?.type === 'local' ? 'shell/local' : String(t.type);
+  const type = t.type === 'shell' && isLocalShell(t) ? 'shell/local' : String(t.type);
   const entry = RESPONSE_TOOL_SWITCHES[type];
   if (!entry) throw unsupportedParameter(`${at}.type`, `The tool type '${t.type}' is not offered.`);
   if (!entry.offered) throw unsupportedParameter(`${at}.type`, `The ${t.type} tool is not offered yet.`);
@@ -130,6 +142,13 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
   const kinds = new Map<string, ToolKind>();
   let webSearch = false;
   let fileSearch: MappedTools['fileSearch'];
+  const containerTools: ContainerToolSpecs = {};
+  /** A hosted tool's function name, taken once. */
+  const hosted = (name: string, kind: ToolKind, at: string, what: string) => {
+    if (kinds.get(name)?.kind === kind.kind) throw invalidRequest(`Send one ${what} tool.`, at);
+    if (kinds.has(name)) throw invalidRequest(`Two tools are named '${name}'.`, at);
+    kinds.set(name, kind);
+  };
   const add = (f: FunctionTool, kind: ToolKind, at: string) => {
     if (kinds.has(f.name)) throw invalidRequest(`Two tools are named '${f.name}'.`, at);
     functions.push(f);
@@ -154,7 +173,15 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
         });
         break;
       case 'shell':
-        add(SHELL_FUNCTION, { kind: 'shell' }, at);
+        if (isLocalShell(t)) add(SHELL_FUNCTION, { kind: 'shell' }, at);
+        else {
+          hosted(SHELL_FUNCTION_NAME, { kind: 'container_shell', containerId: '' }, at, 'shell');
+          containerTools.shell = { tool: t, at };
+        }
+        break;
+      case 'code_interpreter':
+        hosted(CODE_INTERPRETER_FUNCTION_NAME, { kind: 'code_interpreter', containerId: '' }, at, 'code_interpreter');
+        containerTools.codeInterpreter = { tool: t, at };
         break;
       case 'computer':
       case 'computer_use_preview':
@@ -174,7 +201,7 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
         webSearch = true;
     }
   });
-  return { functions, kinds, webSearch, ...(fileSearch ? { fileSearch } : {}), ...mapChoice(choice, kinds) };
+  return { functions, kinds, webSearch, ...(fileSearch ? { fileSearch } : {}), containerTools, ...mapChoice(choice, kinds) };
 }
 
 function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?: ToolChoice } {
@@ -189,7 +216,7 @@ function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?
     if (!name) throw invalidRequest(`The tool '${c.name}' named in tool_choice is not among the tools.`, 'tool_choice');
     return { toolChoice: { name } };
   }
-  const hosted: Record<string, string> = { shell: 'shell', apply_patch: 'apply_patch', computer: 'computer', computer_use: 'computer', computer_use_preview: 'computer', file_search: FILE_SEARCH_FUNCTION_NAME };
+  const hosted: Record<string, string> = { shell: 'shell', code_interpreter: CODE_INTERPRETER_FUNCTION_NAME, apply_patch: 'apply_patch', computer: 'computer', computer_use: 'computer', computer_use_preview: 'computer', file_search: FILE_SEARCH_FUNCTION_NAME };
   const name = hosted[c.type];
   // Any other hosted tool choice is treated as auto (SPEC).
   return name && kinds.has(name) ? { toolChoice: { name } } : kinds.size ? { toolChoice: 'auto' } : {};
@@ -228,6 +255,7 @@ export function callItem(kind: ToolKind | undefined, providerName: string, callI
         call_id: callId,
         action: { commands, timeout_ms: Number.isInteger(a.timeout_ms) ? a.timeout_ms : null, max_output_length: Number.isInteger(a.max_output_length) ? a.max_output_length : null },
         status,
+        environment: { type: 'local' },
       };
     }
     case 'computer': {

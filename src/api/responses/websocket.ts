@@ -135,7 +135,7 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
           checkCall(call, { body });
           await admitCall(services, call);
           const started = await startResponse(services, sessionDeps, call, call.body as ResponseBody, call.key!);
-          const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.includeResults);
+          const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
           const seq = sequencer();
           const emit = (events: StreamEvent[]) => events.forEach((e) => send(seq(e)));
           try {

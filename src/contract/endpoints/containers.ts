@@ -3,13 +3,14 @@
 import { z } from 'zod';
 import { applied, binaryContentSchema, deletionSchema, fileUpload, limited, listQueryFields, listSchema, MB, needs, objectId, storedText } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
+import { MAX_SKILLS } from './responses-tools.ts';
 
 const skillReferenceSchema = z.object({
   type: z.literal('skill_reference'),
-  skill_id: z.string().min(1).max(64),
+  skill_id: objectId().pipe(z.string().max(64)),
   version: z
     .string()
-    .regex(/^([1-9]\d*|latest)$/, 'version is a version number or latest')
+    .regex(/^([1-9]\d{0,15}|latest)$/, 'version is a version number or latest')
     .optional()
     .describe('omitted: the skill default_version'),
 });
@@ -67,8 +68,8 @@ export const createContainer = defineEndpoint({
       skills: needs(
         'skills',
         applied(
-          z.array(skillReferenceSchema),
-          'skill_reference entries mounted read-only at /mnt/skills/<name>; needs the Skills switch; inline skills are not offered',
+          z.array(skillReferenceSchema).max(MAX_SKILLS, `at most ${MAX_SKILLS} skills`),
+          `up to ${MAX_SKILLS} skill_reference entries, each mounted read-only at /mnt/skills/<name> (the version named, or the default, pinned at create); needs the Skills switch; inline skills are not offered`,
         ),
       ),
       memory_limit: limited(['1g']),

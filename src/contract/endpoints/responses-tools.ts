@@ -20,10 +20,17 @@ const location = z
   .optional();
 
 const containerNetworkPolicy = z.looseObject({ type: z.enum(['disabled', 'allowlist']) });
-const skillReference = z.looseObject({ type: z.literal('skill_reference'), skill_id: z.string().min(1).max(64), version: z.string().optional() });
+const skillReference = z.looseObject({
+  type: z.literal('skill_reference'),
+  skill_id: objectId().pipe(z.string().max(64)),
+  version: z.string().regex(/^([1-9]\d{0,15}|latest)$/, 'version is a version number or latest').optional(),
+});
+
+/** Skills one container mounts (each is written out once per version, up to 25 MB). */
+export const MAX_SKILLS = 20;
 
 /** SPEC Limits: a container takes up to 50 file_ids. */
-const containerFileIds = z.array(z.string()).max(50, 'a container takes at most 50 file_ids').optional();
+const containerFileIds = z.array(objectId()).max(50, 'a container takes at most 50 file_ids').optional();
 
 const functionTool = z.looseObject({
   type: z.literal('function'),
@@ -80,7 +87,7 @@ const codeInterpreterTool = z.looseObject({
   type: z.literal('code_interpreter'),
   // A container id, or `{type: auto}` for a new container.
   container: z.union([
-    z.string(),
+    objectId(),
     z.looseObject({
       type: z.literal('auto'),
       file_ids: containerFileIds,
@@ -100,11 +107,11 @@ const shellTool = z.looseObject({
         file_ids: containerFileIds,
         memory_limit: z.enum(['1g', '4g', '16g', '64g']).nullable().optional(),
         network_policy: containerNetworkPolicy.optional(),
-        skills: z.array(z.union([skillReference, z.looseObject({ type: z.literal('inline') })])).max(200).optional(),
+        skills: z.array(z.union([skillReference, z.looseObject({ type: z.literal('inline') })])).max(MAX_SKILLS, `at most ${MAX_SKILLS} skills`).optional(),
       }),
       // The caller's app runs the commands (a shell_call round trip).
       z.looseObject({ type: z.literal('local'), skills: z.array(z.looseObject({ name: z.string(), path: z.string() })).max(200).optional() }),
-      z.looseObject({ type: z.literal('container_reference'), container_id: z.string() }),
+      z.looseObject({ type: z.literal('container_reference'), container_id: objectId() }),
     ])
     .nullable()
     .optional(),
@@ -313,11 +320,11 @@ export const RESPONSE_TOOL_SWITCHES: Record<string, { permission: Permission | n
   web_search_preview: { permission: null, offered: true },
   web_search_preview_2025_03_11: { permission: null, offered: true },
   'shell/local': { permission: 'function_calling', offered: true },
-  shell: { permission: 'code_interpreter', offered: false },
+  shell: { permission: 'code_interpreter', offered: true },
   computer: { permission: 'function_calling', offered: true },
   computer_use_preview: { permission: 'function_calling', offered: true },
   apply_patch: { permission: 'function_calling', offered: true },
-  code_interpreter: { permission: 'code_interpreter', offered: false },
+  code_interpreter: { permission: 'code_interpreter', offered: true },
   file_search: { permission: 'file_search', offered: true },
   image_generation: { permission: 'image_generation', offered: false },
   mcp: { permission: 'remote_mcp', offered: false },
