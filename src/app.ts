@@ -168,6 +168,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     files: services.files,
     skillMounts: new SkillMounts(skills),
     skillsDir: path.join(config.sandboxDir, SKILLS_SUBDIR),
+    perAccount: config.containersPerAccount,
   });
   containersRoutes(router, { runtime: containerRuntime, blobs });
   skillsRoutes(router, skills);

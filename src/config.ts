@@ -22,6 +22,7 @@ const envSchema = z.object({
   AGENT_API_BLOB_DIR: optionalString,
   AGENT_API_SANDBOX_DIR: optionalString,
   AGENT_API_SANDBOX_TIMEOUT_MS: intFrom(30_000, 100),
+  AGENT_API_CONTAINERS_PER_ACCOUNT: intFrom(50, 1),
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v) || v.startsWith('sqlite:'), {
     message: 'must be postgres://... (or sqlite:<path>)',
   }),
@@ -78,6 +79,8 @@ export interface Config {
   sandboxDir: string;
   /** A program's time limit in a container (SPEC: 30 s). */
   sandboxTimeoutMs: number;
+  /** Running containers an account may have at once (each may hold 64 MB of memory: tmpfs). */
+  containersPerAccount: number;
   /** postgres://... or an absolute SQLite file path */
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
   logLevel: string;
@@ -157,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blobDir: e.AGENT_API_BLOB_DIR ? path.resolve(e.AGENT_API_BLOB_DIR) : path.join(dataDir, 'blobs'),
     sandboxDir: e.AGENT_API_SANDBOX_DIR ? path.resolve(e.AGENT_API_SANDBOX_DIR) : path.join(dataDir, 'containers'),
     sandboxTimeoutMs: e.AGENT_API_SANDBOX_TIMEOUT_MS,
+    containersPerAccount: e.AGENT_API_CONTAINERS_PER_ACCOUNT,
     database,
     logLevel: e.LOG_LEVEL,
     adminToken: e.AGENT_API_ADMIN_TOKEN,

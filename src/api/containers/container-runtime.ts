@@ -60,6 +60,8 @@ export interface ContainerRuntimeDeps {
   skillMounts?: SkillMounts;
   /** Where skill versions are written for mounting (reachable by the sandbox's uids). */
   skillsDir: string;
+  /** Running containers an account may have at once (AGENT_API_CONTAINERS_PER_ACCOUNT). */
+  perAccount: number;
 }
 
 /** A file name placed at /mnt/data/<name>: one plain path segment. */
@@ -165,6 +167,11 @@ export class ContainerRuntime {
   /** Makes a container: its skills pinned, its row, its directory, its files; nothing is left half-made. */
   async create(accountId: string, input: NewContainer): Promise<ContainersTable> {
     const sandbox = await this.sandbox();
+    // Each container may hold 64 MB of memory, so an account's are bounded (a race may pass it by one per concurrent call).
+    const running = await this.containers.countRunning(accountId);
+    if (running >= this.deps.perAccount) {
+      throw invalidRequest(`This account has ${running} running containers, the most it may have: delete one (DELETE /v1/containers/{container_id}) or let one expire.`, null);
+    }
     const files = input.files ?? [];
     await this.checkFiles(accountId, files);
     const skills = await this.pinSkills(accountId, input.skills ?? []);

@@ -72,6 +72,18 @@ export class Containers {
     return this.db.selectFrom('containers').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
   }
 
+  /** How many of the account's containers are running (not expired, not idle past their expiry). */
+  async countRunning(accountId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('containers')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('account_id', '=', accountId)
+      .where('expired_at', 'is', null)
+      .where(sql<boolean>`last_active_at + expires_after_minutes * ${MINUTE_MS} > ${this.clock()}`)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
   /** Expired by the sweep, or idle past its expiry and waiting for it. */
   isExpired(row: ContainersTable): boolean {
     return row.expired_at !== null || row.last_active_at + row.expires_after_minutes * MINUTE_MS <= this.clock();

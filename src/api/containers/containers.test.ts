@@ -263,3 +263,22 @@ test('a sandbox that cannot run: 503 saying why', async () => {
     await bare.close();
   }
 });
+
+test('an account has at most AGENT_API_CONTAINERS_PER_ACCOUNT running containers; deleting one makes room', async () => {
+  const fake = await FakeSandbox.create();
+  const capped = await startTestServer({ AGENT_API_CONTAINERS_PER_ACCOUNT: '2' }, { sandbox: fake });
+  try {
+    const c = capped.openai((await capped.createKey({ permissions: { code_interpreter: true } })).key);
+    const first = await c.containers.create({ name: 'one' });
+    await c.containers.create({ name: 'two' });
+    await assert.rejects(c.containers.create({ name: 'three' }), (e: any) => e.status === 400 && /at most|most it may have/.test(e.message));
+    // Another account has its own count.
+    const d = capped.openai((await capped.createKey({ permissions: { code_interpreter: true } })).key);
+    await d.containers.create({ name: 'theirs' });
+    await c.containers.delete(first.id);
+    assert.equal((await c.containers.create({ name: 'three' })).name, 'three');
+  } finally {
+    await capped.close();
+    await fake.close();
+  }
+});
