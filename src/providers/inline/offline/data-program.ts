@@ -240,5 +240,7 @@ export function arithmeticProgram(expression: string): string | undefined {
 /** The expression an arithmeticProgram prints, or undefined when `code` is not one. */
 export function arithmeticOf(code: string): string | undefined {
   const m = /^print\((?:format\(([\d.+\-*/() ]{1,1000}), '\.12g'\)|([\d+\-*/() ]{1,1000}))\)$/.exec(code.slice(0, 1100));
-  return m ? (m[1] ?? m[2])!.replace(/\*\*/g, '^') : undefined;
+  const expression = m ? (m[1] ?? m[2])!.replace(/\*\*/g, '^') : undefined;
+  // As findArithmetic: an operator between two operands (`print(1)` is not arithmetic).
+  return expression !== undefined && /\d[\s)]*[-+*/^][\s(+-]*[\d.(]/.test(expression) ? expression : undefined;
 }
