@@ -114,7 +114,7 @@ export function codeInterpreterAnswer(result: ToolResult, maxChars: number): str
   if (!run) return `The tool returned: ${clip(result.content, maxChars)}`;
   if (run.status === 'failed') return `The code could not run: ${clip(run.stderr.trim() || 'no reason was given.', maxChars)}`;
   const code = codeOf(result.arguments);
-  const stdout = run.stdout.replace(/\s+$/, '');
+  const stdout = run.stdout.trimEnd();
   const ok = run.status === 'completed' && run.exitCode === 0;
 
   const expression = code === undefined ? undefined : arithmeticOf(code);
@@ -132,7 +132,7 @@ export function codeInterpreterAnswer(result: ToolResult, maxChars: number): str
   } else {
     parts.push(stdout === '' ? 'The code ran and printed nothing.' : `The code printed:\n${codeBlock(clip(stdout, maxChars))}`);
     if (run.exitCode !== 0 && run.exitCode !== null) {
-      const stderr = run.stderr.replace(/\s+$/, '');
+      const stderr = run.stderr.trimEnd();
       parts.push(`It exited with code ${run.exitCode}.` + (stderr === '' ? '' : ` Its error output ends:\n${codeBlock(clipEnd(stderr, maxChars))}`));
     }
   }
@@ -177,7 +177,7 @@ export function readCommandRuns(content: string): CommandRun[] {
       const timedOut = outcome.type === 'timeout';
       const exitCode = typeof outcome.exit_code === 'number' ? outcome.exit_code : undefined;
       const failed = timedOut || (exitCode !== undefined && exitCode !== 0);
-      const printed = failed && stdout.trim() !== '' && stderr.trim() !== '' ? `${stdout.replace(/\s+$/, '')}\n${stderr}` : stdout || stderr;
+      const printed = failed && stdout.trim() !== '' && stderr.trim() !== '' ? `${stdout.trimEnd()}\n${stderr}` : stdout || stderr;
       return { printed, timedOut, ...(exitCode !== undefined ? { exitCode } : {}) };
     });
   }
