@@ -121,3 +121,9 @@ test('code blocks and the two kinds of run answered together', () => {
   ];
   assert.equal(composeAnswer(readConversation(messages), 'medium', mulberry32(1)).text, '1 + 1 = 2.\n\nThe command printed: 1');
 });
+
+test('output with long runs of whitespace is read in one pass (a quadratic trim would not end within the test timeout)', () => {
+  const spaced = 'a' + ' '.repeat(300_000) + 'b';
+  assert.match(ci(run({ exit_code: 1, stdout: spaced, stderr: spaced })), /^The code printed:\n```\na {999}…\n```\n\nIt exited with code 1\./);
+  assert.match(shell([entry(spaced, { type: 'exit', exit_code: 1 }, spaced)], ['x']), /^The command exited with code 1 and printed: a {999}…$/);
+});
