@@ -7,7 +7,7 @@ import { excerpt, readConversation, READ_CHARS } from './conversation.ts';
 import { mulberry32 } from './rng.ts';
 
 function conv(text: string, extra: Partial<Conversation> = {}): Conversation {
-  return { lastUserText: text, instructions: '', attachments: { images: 0, files: 0, audio: 0 }, toolResults: [], ...extra };
+  return { lastUserText: text, instructions: '', attachments: { images: 0, files: 0, audio: 0 }, toolResults: [], fences: [], ...extra };
 }
 const answer = (text: string, verbosity: Verbosity = 'medium', extra: Partial<Conversation> = {}): string =>
   composeAnswer(conv(text, extra), verbosity, mulberry32(1)).text;

@@ -1,11 +1,14 @@
 // The engine's text answers: simple, honest, deterministic for a given seed.
 // It echoes or summarizes, does arithmetic, says what it is, refuses to
-// pretend it can browse, and reports tool results.
+// pretend it can browse, and reports tool results (a sandbox or shell run's through
+// sandbox-answer.ts).
 import { findArithmetic, formatNumber, type Arithmetic } from './arithmetic.ts';
-import type { Conversation } from './conversation.ts';
+import { CODE_INTERPRETER_TOOL } from './code-interpreter.ts';
+import type { Conversation, ToolResult } from './conversation.ts';
 import { isShellName } from './command-intent.ts';
 import { FILE_SEARCH_TOOL, PASSAGE_CHARS, prose, readPassages, searchQuery, type Passage } from './file-search.ts';
 import type { Rng } from './rng.ts';
+import { codeInterpreterAnswer, shellAnswer } from './sandbox-answer.ts';
 
 export type Verbosity = 'low' | 'medium' | 'high';
 
@@ -85,30 +88,12 @@ const LIMITS: Record<Verbosity, { echoWords: number; toolChars: number; summaryS
   high: { echoWords: 2000, toolChars: 4000, summarySentences: 4 },
 };
 
-/**
- * What a command printed, from a shell tool's result: the Responses shell output
- * entries (stdout, else stderr), an object with `output`/`stdout`, the `Output:` section
- * Codex's exec_command result ends with, or the text itself.
- */
-export function commandOutput(content: string): string {
-  try {
-    const v: unknown = JSON.parse(content);
-    if (Array.isArray(v)) return v.map((e) => (e && typeof e === 'object' ? String((e as { stdout?: unknown }).stdout || (e as { stderr?: unknown }).stderr || '') : '')).join('');
-    if (v && typeof v === 'object') {
-      const o = v as { output?: unknown; stdout?: unknown };
-      if (typeof o.output === 'string') return o.output;
-      if (typeof o.stdout === 'string') return o.stdout;
-    }
-  } catch {
-    // not JSON: read it as text
-  }
-  const section = /(?:^|\n)Output:\n([\s\S]*)$/.exec(content);
-  return section ? section[1]! : content;
-}
-
 function clip(text: string, max: number): string {
   return text.length <= max ? text : text.slice(0, max) + '…';
 }
+
+/** A result of a run in the sandbox or a shell, which sandbox-answer.ts reads. */
+const isRunResult = (r: ToolResult): boolean => r.name !== undefined && (r.name === CODE_INTERPRETER_TOOL || isShellName(r.name));
 
 export function composeAnswer(conv: Conversation, verbosity: Verbosity, rng: Rng): Answer {
   const answer = composeRaw(conv, verbosity, rng);
@@ -122,13 +107,13 @@ function composeRaw(conv: Conversation, verbosity: Verbosity, rng: Rng): Answer 
   if (conv.toolResults.length > 0 && conv.toolResults.every((r) => r.name === FILE_SEARCH_TOOL)) {
     return { intent: 'tool_result', text: fileSearchAnswer(conv.toolResults.map((r) => r.content), msg, verbosity) };
   }
+  if (conv.toolResults.length > 0 && conv.toolResults.every(isRunResult)) {
+    const answers = conv.toolResults.map((r) => (r.name === CODE_INTERPRETER_TOOL ? codeInterpreterAnswer(r, limits.toolChars) : shellAnswer(r, limits.toolChars)));
+    return { intent: 'tool_result', text: answers.join('\n\n') };
+  }
   if (conv.toolResults.length === 1) {
     const only = conv.toolResults[0]!;
     const from = verbosity === 'high' && only.name ? ` (from ${only.name})` : '';
-    if (only.name && isShellName(only.name)) {
-      const printed = commandOutput(only.content).trim();
-      return { intent: 'tool_result', text: printed ? `The command printed: ${clip(printed, limits.toolChars)}` : 'The command ran and printed nothing.' };
-    }
     return { intent: 'tool_result', text: `The tool returned: ${clip(only.content, limits.toolChars)}${from}` };
   }
   if (conv.toolResults.length > 1) {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ChatMessage, FunctionTool, StreamPart } from '../../types.ts';
-import { commandFrom, fileEditFrom, v4aPatch } from './command-intent.ts';
+import { commandFrom, fileEditFrom, timeoutFrom, v4aPatch } from './command-intent.ts';
 import { createOfflineEngine } from './index.ts';
 
 const engine = createOfflineEngine();
@@ -100,4 +100,48 @@ test('a file to create or change becomes an apply_patch operation or a whole V4A
 test('screen actions for the computer tool', async () => {
   assert.deepEqual(call(await run([{ role: 'user', content: 'Take a screenshot of my screen' }], [computer])).args, { actions: [{ type: 'screenshot' }] });
   assert.deepEqual(call(await run([{ role: 'user', content: 'Click at 120, 340' }], [computer])).args, { actions: [{ type: 'click', x: 120, y: 340, button: 'left' }] });
+});
+
+test('a time limit the message asks for, in milliseconds; code that runs `timeout` asks for none', () => {
+  assert.equal(timeoutFrom('Run `sleep 5` with a timeout of 2 seconds')?.ms, 2000);
+  assert.equal(timeoutFrom('timeout 500 ms please')?.ms, 500);
+  assert.equal(timeoutFrom('with a time limit of 1 s')?.ms, 1000);
+  assert.equal(timeoutFrom('use a 1.5 minute timeout')?.ms, 90_000);
+  assert.equal(timeoutFrom('timeout: 250ms')?.ms, 250);
+  assert.equal(timeoutFrom('Run `timeout 5s sleep 10`'), undefined);
+  assert.equal(timeoutFrom('```bash\ntimeout 5 s sleep 9\n```'), undefined);
+  assert.equal(timeoutFrom('Run the timeout command'), undefined);
+  assert.equal(timeoutFrom('run sleep 5 with a timeout of 500 ms')?.rest, 'run sleep 5 ');
+});
+
+test('fenced shell blocks are the commands, each exactly as written, with the timeout asked for', async () => {
+  const first = 'for f in *.txt; do\n  echo "$f"  \ndone';
+  const message = `Please run \`date\` and these, with a timeout of 3 seconds:\n\`\`\`bash\n${first}\n\`\`\`\n\`\`\`console\nexit 3\n\`\`\``;
+  assert.deepEqual(call(await run([{ role: 'user', content: message }], [shell])).args, { commands: [first, 'exit 3'], timeout_ms: 3000 });
+  assert.deepEqual(call(await run([{ role: 'user', content: message }], [execCommand])).args, { cmd: `${first}\nexit 3` }, 'one script where the schema takes one command, and no timeout_ms it lacks');
+  assert.deepEqual(call(await run([{ role: 'user', content: message }], [argvShell])).args, { command: ['bash', '-lc', `${first}\nexit 3`] });
+  assert.deepEqual(call(await run([{ role: 'user', content: 'run sleep 5 with a timeout of 500 ms' }], [shell])).args, { commands: ['sleep 5'], timeout_ms: 500 });
+  // A fenced block in an attached file is the file's content, not a request.
+  const attached: ChatMessage = { role: 'user', content: [{ type: 'text', text: 'What is in this file?' }, { type: 'file', text: '```bash\nrm -rf ~\n```' }] };
+  assert.equal((await run([attached], [shell])).some((p) => p.type === 'tool-input-start'), false);
+});
+
+test('the answer after several commands of the hosted or local shell says how each ended', async () => {
+  const answer = await run(
+    [
+      { role: 'user', content: '```bash\necho hi\n```\n```bash\nexit 3\n```\n```bash\nsleep 9\n```' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c', name: 'shell', arguments: '{"commands":["echo hi","exit 3","sleep 9"],"timeout_ms":1000}' }] },
+      {
+        role: 'tool',
+        tool_call_id: 'c',
+        content: JSON.stringify([
+          { stdout: 'hi\n', stderr: '', outcome: { type: 'exit', exit_code: 0 } },
+          { stdout: '', stderr: '', outcome: { type: 'exit', exit_code: 3 } },
+          { stdout: '', stderr: '', outcome: { type: 'timeout' } },
+        ]),
+      },
+    ],
+    [shell],
+  );
+  assert.equal(text(answer), 'The commands ran in order:\n1. `echo hi` printed: hi\n2. `exit 3` exited with code 3 and printed nothing.\n3. `sleep 9` timed out and printed nothing.');
 });

@@ -5,6 +5,7 @@
 // (a command as a string, an argv array or a list of commands), so a real client runs
 // exactly what the user asked for.
 import type { FunctionTool } from '../../types.ts';
+import { proseOnly } from './fences.ts';
 
 const SHELL_NAME = /^(?:exec_command|shell|local_shell|bash|sh|run_command|run_shell|run_shell_command|execute_command|execute|terminal|run_terminal_cmd|run_in_terminal|container_exec)$/i;
 const SHELL_WORDS = /shell|exec|command|bash|terminal/i;
@@ -59,10 +60,39 @@ export function commandFrom(message: string): string | undefined {
 }
 
 /** The tool's arguments for a command, in the form its schema asks for. */
-export function commandArguments(tool: FunctionTool, command: string): Record<string, unknown> {
+export function commandArguments(tool: FunctionTool, command: string, timeoutMs?: number): Record<string, unknown> {
+  return shellArguments(tool, [command], timeoutMs);
+}
+
+/**
+ * The tool's arguments for commands run in order: a list of them when the schema takes
+ * one, else one script of them. `timeout_ms` only when the schema has it.
+ */
+export function shellArguments(tool: FunctionTool, commands: readonly string[], timeoutMs?: number): Record<string, unknown> {
   const param = commandParam(tool)!;
-  const value = param.form === 'string' ? command : param.form === 'list' ? [command] : ['bash', '-lc', command];
-  return { [param.name]: value };
+  const script = commands.join('\n');
+  const value = param.form === 'list' ? [...commands] : param.form === 'string' ? script : ['bash', '-lc', script];
+  return { [param.name]: value, ...(timeoutMs !== undefined && props(tool).timeout_ms ? { timeout_ms: timeoutMs } : {}) };
+}
+
+const TIMEOUT_UNITS: Record<string, number> = { ms: 1, msec: 1, msecs: 1, millisecond: 1, milliseconds: 1, s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000, m: 60_000, min: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000 };
+const UNIT = 'ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?';
+/** "with a timeout of 2 seconds", "timeout 500 ms", "a time limit of 1 s", "a 3 second timeout". */
+const TIMEOUT = new RegExp(
+  String.raw`\b(?:with\s{1,3})?(?:an?\s{1,3})?(?:(?:time[\s-]?out|time limit)\s{0,3}(?:of\s{1,3}|[:=]\s{0,3})?(\d{1,7}(?:\.\d{1,3})?)\s{0,3}(${UNIT})|(\d{1,7}(?:\.\d{1,3})?)[\s-]{0,3}(${UNIT})\s{1,3}(?:time[\s-]?out|time limit))\b`,
+  'i',
+);
+
+/**
+ * A time limit the message's prose asks for, in whole milliseconds, and the message
+ * without those words (so "run sleep 5 with a timeout of 2 s" runs `sleep 5`). Words in
+ * code spans and fenced blocks are commands, not a request (`timeout 5s sleep 9`).
+ */
+export function timeoutFrom(message: string): { ms: number; rest: string } | undefined {
+  const m = TIMEOUT.exec(proseOnly(message));
+  if (!m) return undefined;
+  const ms = Math.max(1, Math.round(Number(m[1] ?? m[3]) * TIMEOUT_UNITS[(m[2] ?? m[4])!.toLowerCase()]!));
+  return { ms, rest: message.slice(0, m.index) + message.slice(m.index + m[0].length) };
 }
 
 // --- Files ----------------------------------------------------------------

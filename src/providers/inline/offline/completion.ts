@@ -18,7 +18,7 @@ export function composeCompletion(prompt: string, verbosity: Verbosity, rng: Rng
   }
 
   if (QUESTION.test(prompt)) {
-    const conv = { lastUserText: prompt, instructions: '', attachments: { images: 0, files: 0, audio: 0 }, toolResults: [] };
+    const conv = { lastUserText: prompt, instructions: '', attachments: { images: 0, files: 0, audio: 0 }, toolResults: [], fences: [] };
     return '\n\n' + composeAnswer(conv, verbosity, rng).text;
   }
 

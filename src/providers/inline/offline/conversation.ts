@@ -1,7 +1,11 @@
 // What the engine reads from a chat: the last user text, the instructions,
 // attachments, and trailing tool results, each at most READ_CHARS of it (a file
-// search's results SEARCH_READ_CHARS).
+// search's results SEARCH_READ_CHARS, a sandbox run's SANDBOX_READ_CHARS), and the
+// fenced code blocks of the last user message.
 import type { ChatMessage } from '../../types.ts';
+import { CODE_INTERPRETER_TOOL } from './code-interpreter.ts';
+import { isShellName } from './command-intent.ts';
+import { fencedBlocks, type Fence } from './fences.ts';
 import { FILE_SEARCH_TOOL, SEARCH_READ_CHARS } from './file-search.ts';
 
 /**
@@ -17,10 +21,19 @@ export function excerpt(text: string, max = READ_CHARS): string {
   return text.slice(0, max / 2) + '\n' + text.slice(-max / 2);
 }
 
+/**
+ * Of a code_interpreter or shell result (JSON, parsed whole to be read: linear, and
+ * the sandbox keeps at most 64 KiB of each stream), and of the call's arguments (the
+ * commands run), the engine reads this much from the start.
+ */
+export const SANDBOX_READ_CHARS = 1_048_576;
+
 export interface ToolResult {
   /** The function name, found through the assistant's matching tool call. */
   name: string | undefined;
   content: string;
+  /** The matching call's arguments (JSON text), when that call is in the conversation. */
+  arguments?: string;
 }
 
 export interface Conversation {
@@ -31,6 +44,8 @@ export interface Conversation {
   attachments: { images: number; files: number; audio: number };
   /** Tool results that end the conversation (empty if the last message is not a tool result). */
   toolResults: ToolResult[];
+  /** Fenced code blocks in the last user message's text parts (not its attached files). */
+  fences: Fence[];
 }
 
 export function userText(content: ChatMessage['content']): string {
@@ -63,9 +78,12 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as ChatMessage;
     if (m.role !== 'tool') break;
-    const name = toolNameFor(messages, i, m.tool_call_id);
+    const call = toolCallFor(messages, i, m.tool_call_id);
+    const name = call?.name;
+    const sandbox = name !== undefined && (name === CODE_INTERPRETER_TOOL || isShellName(name));
     // A file search's passages are read from the start, best first (file-search.ts).
-    toolResults.unshift({ name, content: name === FILE_SEARCH_TOOL ? m.content.slice(0, SEARCH_READ_CHARS) : excerpt(m.content) });
+    const content = name === FILE_SEARCH_TOOL ? m.content.slice(0, SEARCH_READ_CHARS) : sandbox ? m.content.slice(0, SANDBOX_READ_CHARS) : excerpt(m.content);
+    toolResults.unshift({ name, content, ...(sandbox ? { arguments: call!.arguments.slice(0, SANDBOX_READ_CHARS) } : {}) });
   }
 
   return {
@@ -73,7 +91,15 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
     instructions: excerpt(instructions.join('\n')),
     attachments,
     toolResults,
+    fences: lastUser ? fencedBlocks(typedText(lastUser.content)) : [],
   };
+}
+
+/** The message's typed text: its text parts, without attached files' text. */
+function typedText(content: ChatMessage['content']): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
 }
 
 /** `<tag ...>...</tag>` and nothing else (only the first READ_CHARS are looked at). */
@@ -82,12 +108,12 @@ function isContextBlock(content: ChatMessage['content']): boolean {
   return /^\s*<([A-Za-z_][\w-]*)[^>]*>/.test(text) && /<\/[A-Za-z_][\w-]*>\s*$/.test(text.slice(-READ_CHARS));
 }
 
-function toolNameFor(messages: readonly ChatMessage[], before: number, callId: string): string | undefined {
+function toolCallFor(messages: readonly ChatMessage[], before: number, callId: string): { name: string; arguments: string } | undefined {
   for (let i = before - 1; i >= 0; i--) {
     const m = messages[i] as ChatMessage;
     if (m.role === 'assistant' && m.tool_calls) {
       const call = m.tool_calls.find((c) => c.id === callId);
-      if (call) return call.name;
+      if (call) return call;
     }
   }
   return undefined;

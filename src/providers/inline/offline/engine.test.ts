@@ -1,9 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatRequest, CompletionRequest, FunctionTool, StreamPart } from '../../types.ts';
+import { DATA_DIR, pyString } from './data-program.ts';
 import { createOfflineEngine } from './index.ts';
 import { toPieces, countChatTokens } from './tokens.ts';
 
@@ -270,6 +275,40 @@ test('after a tool result, answers in text using it', async () => {
   });
   assert.equal(textOf(events), 'The tool returned: {"temperature":21,"sky":"clear"}');
   assert.equal(finishOf(events), 'stop');
+});
+
+const codeInterpreter: FunctionTool = {
+  name: 'code_interpreter',
+  description: 'Runs Python code in a sandbox and returns what it printed.',
+  parameters: { type: 'object', properties: { code: { type: 'string', description: 'The Python program to run.' } }, required: ['code'] },
+};
+
+test('code_interpreter: a question about a CSV is a call, its program really runs, and the answer gives what it printed', async () => {
+  const question = user('What is the total amount in sales.csv?');
+  const first = await chat({ messages: question, tools: [codeInterpreter] });
+  const [call] = callsOf(first) as [Call];
+  assert.equal(call.name, 'code_interpreter');
+  assert.equal(finishOf(first), 'tool_calls');
+
+  // Run as the sandbox does, in a directory standing in for /mnt/data.
+  const dir = mkdtempSync(path.join(tmpdir(), 'offline-engine-'));
+  let stdout: string;
+  try {
+    writeFileSync(path.join(dir, 'sales.csv'), 'region,amount\nnorth,10\nsouth,20\nwest,30\n');
+    const { code } = JSON.parse(call.args) as { code: string };
+    stdout = execFileSync('python3', ['-I', '-S', '-'], { input: code.replace(`DATA = ${pyString(DATA_DIR)}`, `DATA = ${pyString(dir)}`), cwd: dir, encoding: 'utf8' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const result = JSON.stringify({ status: 'completed', exit_code: 0, timed_out: false, stdout, stderr: '', files: [] });
+
+  const second = await chat({
+    messages: [...question, { role: 'assistant', content: null, tool_calls: [{ id: call.id, name: call.name, arguments: call.args }] }, { role: 'tool', tool_call_id: call.id, content: result }],
+    tools: [codeInterpreter],
+  });
+  assert.equal(callsOf(second).length, 0, 'auto answers after the result');
+  assert.equal(textOf(second), 'The total amount is 60.\n\nThe code printed:\n```\ntotal amount: 60\nfile: sales.csv\nrows: 3\ncolumns: region, amount\namount: sum=60 mean=20 min=10 max=30\n```');
+  assert.equal(finishOf(second), 'stop');
 });
 
 test('maxTokens can cut a tool call short (finish length)', async () => {

@@ -94,6 +94,7 @@ export async function planChat(request: ChatRequest): Promise<Plan> {
       parallelToolCalls: request.parallelToolCalls !== false, // OpenAI's default is true
       message: conv.lastUserText,
       afterToolResult: conv.toolResults.length > 0,
+      fences: conv.fences,
     },
     rng,
     limits,

@@ -57,3 +57,64 @@ test('planned calls have deterministic random-looking ids and schema-shaped argu
   assert.deepEqual(JSON.parse(a[0]!.arguments), { location: 'Paris' });
   assert.equal(a[1]!.arguments, '{}', 'a tool without parameters gets {}');
 });
+
+// --- The service's code_interpreter and the shell, driven by the message ---------
+
+const interpreter: FunctionTool = {
+  name: 'code_interpreter',
+  description: 'Runs Python code in a sandbox and returns what it printed.',
+  parameters: { type: 'object', properties: { code: { type: 'string', description: 'The Python program to run.' } }, required: ['code'] },
+};
+const shell: FunctionTool = {
+  name: 'shell',
+  description: "Runs shell commands on the user's machine and returns their output.",
+  parameters: { type: 'object', properties: { commands: { type: 'array', items: { type: 'string' } }, timeout_ms: { type: 'integer' }, max_output_length: { type: 'integer' } }, required: ['commands'] },
+};
+const fileSearch: FunctionTool = { name: 'file_search', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } };
+
+const plan = (message: string, tools: FunctionTool[], toolChoice: ToolChoice = 'auto', extra: { parallelToolCalls?: boolean; afterToolResult?: boolean } = {}) =>
+  planToolCalls({ tools, toolChoice, parallelToolCalls: extra.parallelToolCalls ?? false, message, afterToolResult: extra.afterToolResult ?? false }, mulberry32(1)).map((c) => ({
+    name: c.name,
+    args: JSON.parse(c.arguments) as Record<string, unknown>,
+  }));
+
+test('fenced python goes to code_interpreter byte for byte, before every other intent', () => {
+  const code = 'def f(x):\n    return x * 2  \n\nprint(f(21), "it\'s", \'"q"\')\t';
+  const message = `Run \`ls\`, what is 2 + 2, the weather in Paris, create a file a.txt containing "x"?\n\`\`\`python\n${code}\n\`\`\``;
+  const patch: FunctionTool = { name: 'apply_patch', parameters: { type: 'object', properties: { type: { type: 'string' }, path: { type: 'string' }, diff: { type: 'string' } } } };
+  for (const tools of [[interpreter], [shell, patch, weather, calculator, fileSearch, interpreter]]) {
+    assert.deepEqual(plan(message, tools), [{ name: 'code_interpreter', args: { code } }]);
+  }
+  assert.deepEqual(plan(message, [shell, interpreter], { name: 'shell' }), [{ name: 'shell', args: { commands: ['ls'] } }], 'a named choice still decides');
+});
+
+test('python and shell blocks: both calls in the order written when parallel calls are allowed, else the first', () => {
+  const message = '```bash\necho "$HOME"\n```\n```py\nprint(1)\n```\n```sh\nexit 3\n```';
+  assert.deepEqual(plan(message, [interpreter, shell], 'auto', { parallelToolCalls: true }), [
+    { name: 'shell', args: { commands: ['echo "$HOME"', 'exit 3'] } },
+    { name: 'code_interpreter', args: { code: 'print(1)' } },
+  ]);
+  assert.deepEqual(plan(message, [interpreter, shell]), [{ name: 'shell', args: { commands: ['echo "$HOME"', 'exit 3'] } }]);
+});
+
+test('code_interpreter for arithmetic and file questions, unless a tool of the caller fits better', () => {
+  assert.deepEqual(plan('What is 12 * 7?', [interpreter, weather]), [{ name: 'code_interpreter', args: { code: 'print(12 * 7)' } }]);
+  assert.deepEqual(plan('What is 12 * 7?', [interpreter, calculator]).map((c) => c.name), ['calculator']);
+  const [data] = plan('What is the total amount in sales.csv?', [fileSearch, interpreter]);
+  assert.equal(data?.name, 'code_interpreter');
+  assert.match(String(data?.args.code), /^# agent-api offline engine[^\n]*\nDATA = "\/mnt\/data"\nNAME = "sales\.csv"\nWANT = \("sum", "amount"\)\n/);
+  assert.deepEqual(plan('What does the uploaded file say about holidays?', [fileSearch, interpreter]).map((c) => c.name), ['file_search'], 'vague: the search answers');
+});
+
+test('code_interpreter and tool_choice: nothing asked calls nothing under auto, lists /mnt/data when a call is required', () => {
+  assert.deepEqual(plan('Tell me a joke', [interpreter]), []);
+  assert.deepEqual(plan('Please write some code for me', [interpreter, email]), [], 'never generated arguments, even when its name matches');
+  for (const choice of ['required', { name: 'code_interpreter' }] as ToolChoice[]) {
+    const [listing] = plan('Tell me a joke', [weather, interpreter], choice);
+    assert.equal(listing?.name, 'code_interpreter');
+    assert.match(String(listing?.args.code), /\nLIST = True\n/);
+  }
+  assert.deepEqual(plan("What's the weather in Paris?", [interpreter, weather], 'required').map((c) => c.name), ['get_weather']);
+  assert.deepEqual(plan('```python\nprint(1)\n```', [interpreter], 'none'), []);
+  assert.deepEqual(plan('```python\nprint(1)\n```', [interpreter], 'auto', { afterToolResult: true }), [], 'after its result, auto answers');
+});

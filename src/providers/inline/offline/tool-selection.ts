@@ -1,12 +1,25 @@
 // Which function tools to call, and with what arguments. A tool matches when
 // words of its name (split on _ and camelCase) or significant words of its
-// description appear in the last user message. A command, a file edit or screen
-// actions the message asks for, and a question for the service's file_search tool,
-// are called with arguments taken from the message.
+// description appear in the last user message. Code the user fenced, a command, a file
+// edit or screen actions the message asks for, and the service's code_interpreter and
+// file_search tools, are called with arguments taken from the message.
 import type { FunctionTool, ToolChoice } from '../../types.ts';
 import { findArithmetic } from './arithmetic.ts';
-import { commandArguments, commandFrom, computerTool, fileEditFrom, patchArguments, patchTool, screenActionsFrom, shellTool } from './command-intent.ts';
+import { codeFor, codeInterpreterTool, listingProgram, pythonFromFences } from './code-interpreter.ts';
+import {
+  commandArguments,
+  commandFrom,
+  computerTool,
+  fileEditFrom,
+  patchArguments,
+  patchTool,
+  screenActionsFrom,
+  shellArguments,
+  shellTool,
+  timeoutFrom,
+} from './command-intent.ts';
 import { isGreeting } from './answer.ts';
+import { blocksIn, fencedBlocks, PYTHON_LANGS, SHELL_LANGS, type Fence } from './fences.ts';
 import { fileSearchTool, searchQuery } from './file-search.ts';
 import { createHints, splitName } from './hints.ts';
 import { generateJson, type GenerationLimits } from './json-from-schema.ts';
@@ -71,6 +84,8 @@ export interface ToolPlanInput {
   message: string;
   /** True when the conversation ends with tool results: `auto` then answers. */
   afterToolResult: boolean;
+  /** The last user message's fenced blocks (conversation.ts); read from `message` when not given. */
+  fences?: readonly Fence[];
 }
 
 export function chooseTools(input: ToolPlanInput): FunctionTool[] {
@@ -93,17 +108,58 @@ export function chooseTools(input: ToolPlanInput): FunctionTool[] {
   return picked;
 }
 
+type Intent = { tool: FunctionTool; args: Record<string, unknown> };
+
+/** The tools a call may use now: none after `none`, or for `auto` after a tool result. */
+function callable(input: ToolPlanInput): readonly FunctionTool[] {
+  const { toolChoice } = input;
+  if (toolChoice === 'none' || (toolChoice === 'auto' && input.afterToolResult)) return [];
+  return typeof toolChoice === 'object' ? input.tools.filter((t) => t.name === toolChoice.name) : input.tools;
+}
+
+const fencesOf = (input: ToolPlanInput): readonly Fence[] => input.fences ?? fencedBlocks(input.message);
+
+/** Does a tool other than the service's own (code_interpreter, file_search) fit the message? */
+function anotherToolFits(input: ToolPlanInput): boolean {
+  const service = [codeInterpreterTool(input.tools), fileSearchTool(input.tools)];
+  const others = input.tools.filter((t) => !service.includes(t));
+  return chooseTools({ ...input, tools: others, toolChoice: 'auto', afterToolResult: false }).length > 0;
+}
+
+/**
+ * Code the user fenced, run exactly as written: python blocks by code_interpreter, shell
+ * blocks (each one command) by a shell tool. Both, in the order first written, when
+ * parallel calls are allowed. Before every other intent, so a caller can drive the
+ * sandbox deterministically.
+ */
+function fencedCalls(input: ToolPlanInput, allowed: readonly FunctionTool[]): Intent[] {
+  const fences = fencesOf(input);
+  const found: { at: number; intent: Intent }[] = [];
+  const interpreter = codeInterpreterTool(allowed);
+  const code = interpreter && pythonFromFences(fences);
+  if (interpreter && code !== undefined) found.push({ at: fences.findIndex((f) => PYTHON_LANGS.has(f.lang)), intent: { tool: interpreter, args: { code } } });
+  const shell = shellTool(allowed);
+  const commands = blocksIn(fences, SHELL_LANGS);
+  if (shell && commands.length > 0) {
+    found.push({ at: fences.findIndex((f) => SHELL_LANGS.has(f.lang)), intent: { tool: shell, args: shellArguments(shell, commands, timeoutFrom(input.message)?.ms) } });
+  }
+  return found
+    .sort((a, b) => a.at - b.at)
+    .slice(0, input.parallelToolCalls ? 2 : 1)
+    .map((f) => f.intent);
+}
+
 /**
  * A client-run tool the message clearly asks for (a command to run, a file to write, a
  * screen action), with arguments taken from the message rather than generated.
  */
-function intentCall(input: ToolPlanInput): { tool: FunctionTool; args: Record<string, unknown> } | undefined {
-  const { toolChoice } = input;
-  if (toolChoice === 'none' || (toolChoice === 'auto' && input.afterToolResult)) return undefined;
-  const allowed = typeof toolChoice === 'object' ? input.tools.filter((t) => t.name === toolChoice.name) : input.tools;
+function intentCall(input: ToolPlanInput, allowed: readonly FunctionTool[]): Intent | undefined {
   const shell = shellTool(allowed);
-  const command = shell && commandFrom(input.message);
-  if (shell && command) return { tool: shell, args: commandArguments(shell, command) };
+  if (shell) {
+    const timeout = timeoutFrom(input.message);
+    const command = commandFrom(timeout?.rest ?? input.message);
+    if (command) return { tool: shell, args: commandArguments(shell, command, timeout?.ms) };
+  }
   const patch = patchTool(allowed);
   const edit = patch && fileEditFrom(input.message);
   if (patch && edit) return { tool: patch.tool, args: patchArguments(patch, edit) };
@@ -114,31 +170,61 @@ function intentCall(input: ToolPlanInput): { tool: FunctionTool; args: Record<st
 }
 
 /**
+ * The service's code_interpreter for arithmetic or a question about a file
+ * (code-interpreter.ts), unless another tool of the caller's fits the message better
+ * and the choice does not name code_interpreter.
+ */
+function codeCall(input: ToolPlanInput, allowed: readonly FunctionTool[]): Intent | undefined {
+  const interpreter = codeInterpreterTool(allowed);
+  if (!interpreter || (typeof input.toolChoice !== 'object' && anotherToolFits(input))) return undefined;
+  const code = codeFor(input.message, fencesOf(input), fileSearchTool(input.tools) !== undefined);
+  return code === undefined ? undefined : { tool: interpreter, args: { code } };
+}
+
+/** A call that must be made when the message asks for nothing: code_interpreter lists /mnt/data. */
+function listingCall(input: ToolPlanInput, allowed: readonly FunctionTool[]): Intent | undefined {
+  const interpreter = codeInterpreterTool(allowed);
+  if (!interpreter) return undefined;
+  const must = typeof input.toolChoice === 'object' || (input.toolChoice === 'required' && !anotherToolFits(input));
+  return must ? { tool: interpreter, args: { code: listingProgram() } } : undefined;
+}
+
+/**
  * The service's file_search tool, when offered and the user asked something: searched
  * with the user's words, unless a named tool choice picks another tool or another tool
  * fits the message (a greeting is not a question).
  */
-function searchCall(input: ToolPlanInput): { tool: FunctionTool; args: Record<string, unknown> } | undefined {
-  const { toolChoice } = input;
-  if (toolChoice === 'none' || (toolChoice === 'auto' && input.afterToolResult)) return undefined;
-  const allowed = typeof toolChoice === 'object' ? input.tools.filter((t) => t.name === toolChoice.name) : input.tools;
+function searchCall(input: ToolPlanInput, allowed: readonly FunctionTool[]): Intent | undefined {
   const search = fileSearchTool(allowed);
   const query = searchQuery(input.message);
   if (!search || query === '' || isGreeting(query)) return undefined;
-  const others = input.tools.filter((t) => t !== search);
-  if (typeof toolChoice !== 'object' && chooseTools({ ...input, tools: others, toolChoice: 'auto' }).length > 0) return undefined;
+  if (typeof input.toolChoice !== 'object' && anotherToolFits(input)) return undefined;
   return { tool: search, args: { query } };
 }
 
+function intents(input: ToolPlanInput): Intent[] {
+  const allowed = callable(input);
+  if (allowed.length === 0) return [];
+  const fenced = fencedCalls(input, allowed);
+  if (fenced.length > 0) return fenced;
+  const one = intentCall(input, allowed) ?? codeCall(input, allowed) ?? searchCall(input, allowed) ?? listingCall(input, allowed);
+  return one ? [one] : [];
+}
+
 export function planToolCalls(input: ToolPlanInput, rng: Rng, limits?: GenerationLimits): PlannedCall[] {
-  const intent = intentCall(input) ?? searchCall(input);
-  if (intent) {
-    const text = JSON.stringify(intent.args);
-    const fits = limits === undefined || text.length <= limits.maxChars;
-    return [{ index: 0, id: randomId(rng, 'call_'), name: intent.tool.name, arguments: fits ? text : text.slice(0, limits.maxChars), ...(fits ? {} : { truncated: true }) }];
+  const found = intents(input);
+  if (found.length > 0) {
+    return found.map((intent, index) => {
+      const text = JSON.stringify(intent.args);
+      const fits = limits === undefined || text.length <= limits.maxChars;
+      return { index, id: randomId(rng, 'call_'), name: intent.tool.name, arguments: fits ? text : text.slice(0, limits.maxChars), ...(fits ? {} : { truncated: true }) };
+    });
   }
+  // code_interpreter runs only programs written above, never generated arguments.
+  const interpreter = codeInterpreterTool(input.tools);
+  const tools = interpreter ? input.tools.filter((t) => t !== interpreter) : input.tools;
   const arithmetic = findArithmetic(input.message);
-  return chooseTools(input).map((tool, index) => {
+  return chooseTools({ ...input, tools }).map((tool, index) => {
     // Fresh hints per call, so each call reads the message from the start.
     const hints = createHints(input.message, arithmetic ? { expression: arithmetic.expression } : {});
     const schema = tool.parameters ?? { type: 'object', properties: {} };
