@@ -200,6 +200,8 @@ export class BwrapSandbox implements Sandbox {
     const status = await this.status();
     if (!status.available) throw new Error(status.reason);
     for (let attempt = 0; ; attempt++) {
+      // A caller gone before the start runs nothing (an abort listener added now would never fire).
+      o.signal?.throwIfAborted();
       const result = await this.runOnce(container, o);
       if (attempt >= 10 || result.exitCode !== 1 || result.stdout !== '' || !FORK_REFUSED.test(result.stderr)) return result;
       await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));

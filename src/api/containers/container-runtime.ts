@@ -7,7 +7,7 @@
 // caller's own field (`file_ids[2]`, `tools[0].container`); a host where the sandbox
 // cannot run is a 503 saying why.
 import path from 'node:path';
-import { invalidRequest, notFound, serviceUnavailable } from '../../errors.ts';
+import { insufficientQuota, invalidRequest, notFound, serviceUnavailable } from '../../errors.ts';
 import { SandboxLimitError, SandboxPathError, type ContainerFileInfo, type ContainerHandle, type RunOptions, type RunResult, type Sandbox, type SkillMount } from '../../sandbox/types.ts';
 import type { ContainerFilesTable, ContainersTable } from '../../store/schema.ts';
 import type { StoredFiles } from '../files/stored-files.ts';
@@ -114,9 +114,33 @@ export class ContainerRuntime {
     return (await sandbox.open(id)) ?? sandbox.create(id);
   }
 
-  /** Checks every file id names one of the account's files (before anything is made). */
+  /**
+   * Checks, before anything is made, that every file id names one of the account's
+   * files, each placeable at /mnt/data/<name> and all of them within the container's bytes.
+   */
   async checkFiles(accountId: string, files: readonly { id: string; param: string }[]): Promise<void> {
-    for (const f of files) if (!(await this.deps.files.get(accountId, f.id))) throw invalidRequest(`No file found with id '${f.id}'.`, f.param);
+    let total = 0;
+    for (const f of files) {
+      const file = await this.deps.files.get(accountId, f.id);
+      if (!file) throw invalidRequest(`No file found with id '${f.id}'.`, f.param);
+      plainFileName(file.filename, f.param);
+      total += file.bytes;
+      if (total > CONTAINER_BYTES) throw invalidRequest(`The files do not fit in a container: ${CAPS}.`, f.param);
+    }
+  }
+
+  /** Copies uploaded files into /mnt/data; with `keep`, a file whose name is there already stays as it is. */
+  async copyIn(row: ContainersTable, files: readonly { id: string; param: string }[], keep = false): Promise<void> {
+    if (files.length === 0) return;
+    const handle = await this.handle(row.id);
+    for (const f of files) {
+      if (keep) {
+        const meta = await this.deps.files.get(row.account_id, f.id);
+        if (meta && (await this.containers.fileRows(row.id, [DATA_ROOT + meta.filename])).length > 0) continue;
+      }
+      const { name, content } = await this.uploaded(row.account_id, f.id, f.param);
+      await this.containers.addFile(row, await this.place(handle, name, content, f.param));
+    }
   }
 
   /** An uploaded file of the account, its name checked, its bytes read (up to the container's cap). */
@@ -140,41 +164,48 @@ export class ContainerRuntime {
   }
 
   /**
-   * The skills' versions written for mounting and pinned: `latest` and the default
-   * resolve now, so the container keeps mounting what it was made with. Two skills with
-   * one name cannot share /mnt/skills/<name>.
+   * The skills' versions, pinned: `latest` and the default resolve now, so a container
+   * keeps mounting what it was made with. Two skills with one name cannot share
+   * /mnt/skills/<name>. Nothing is written.
    */
-  private async pinSkills(accountId: string, skills: readonly { ref: SkillRef; param: string }[]): Promise<PinnedSkill[]> {
+  async checkSkills(accountId: string, skills: readonly { ref: SkillRef; param: string }[]): Promise<PinnedSkill[]> {
     if (skills.length === 0) return [];
     if (!this.deps.skillMounts) throw invalidRequest('Skills cannot be mounted on this server.', skills[0]!.param);
     const pinned: PinnedSkill[] = [];
     const names = new Map<string, string>();
     for (const { ref, param } of skills) {
-      const mount = await this.deps.skillMounts.materialize(accountId, ref.skill_id, ref.version, this.deps.skillsDir);
-      if (!mount) {
+      const found = await this.deps.skillMounts.resolve(accountId, ref.skill_id, ref.version);
+      if (!found) {
         throw ref.version === undefined || ref.version === 'latest'
           ? invalidRequest(`No skill found with id '${ref.skill_id}'.`, `${param}.skill_id`)
           : invalidRequest(`Skill '${ref.skill_id}' has no version '${ref.version}'.`, `${param}.version`);
       }
-      const other = names.get(mount.name);
-      if (other !== undefined) throw invalidRequest(`Two skills are named '${mount.name}' (${other} and ${ref.skill_id}): each mounts at /mnt/skills/<name>.`, param);
-      names.set(mount.name, ref.skill_id);
-      pinned.push({ skill_id: ref.skill_id, version: path.basename(mount.hostDir), name: mount.name });
+      const other = names.get(found.name);
+      if (other !== undefined) throw invalidRequest(`Two skills are named '${found.name}' (${other} and ${ref.skill_id}): each mounts at /mnt/skills/<name>.`, param);
+      names.set(found.name, ref.skill_id);
+      pinned.push({ skill_id: ref.skill_id, version: found.version, name: found.name });
     }
     return pinned;
+  }
+
+  /** The skills a container was made with. */
+  pinned(row: ContainersTable): PinnedSkill[] {
+    return pinnedSkills(row);
   }
 
   /** Makes a container: its skills pinned, its row, its directory, its files; nothing is left half-made. */
   async create(accountId: string, input: NewContainer): Promise<ContainersTable> {
     const sandbox = await this.sandbox();
-    // Each container may hold 64 MB of memory, so an account's are bounded (a race may pass it by one per concurrent call).
+    // Each container may hold 64 MB of memory, so an account's are bounded (concurrent creates may pass it by one each).
     const running = await this.containers.countRunning(accountId);
     if (running >= this.deps.perAccount) {
-      throw invalidRequest(`This account has ${running} running containers, the most it may have: delete one (DELETE /v1/containers/{container_id}) or let one expire.`, null);
+      throw insufficientQuota(`This account has ${running} running containers, the most it may have: delete one (DELETE /v1/containers/{container_id}) or let one expire.`);
     }
     const files = input.files ?? [];
     await this.checkFiles(accountId, files);
-    const skills = await this.pinSkills(accountId, input.skills ?? []);
+    const skills = await this.checkSkills(accountId, input.skills ?? []);
+    // Written out now, so a run never waits for it (and a broken version fails the create, not a run).
+    for (const s of skills) await this.deps.skillMounts!.materialize(accountId, s.skill_id, s.version, this.deps.skillsDir);
     const row = await this.containers.create(accountId, {
       name: input.name,
       expiresAfterMinutes: input.expiresAfterMinutes ?? DEFAULT_EXPIRY_MINUTES,
@@ -182,11 +213,8 @@ export class ContainerRuntime {
       ...(input.id ? { id: input.id } : {}),
     });
     try {
-      const handle = await sandbox.create(row.id);
-      for (const f of files) {
-        const { name, content } = await this.uploaded(accountId, f.id, f.param);
-        await this.containers.addFile(row, await this.place(handle, name, content, f.param));
-      }
+      await sandbox.create(row.id);
+      await this.copyIn(row, files);
     } catch (err) {
       await sandbox.destroy(row.id).catch(() => undefined);
       await this.containers.delete(accountId, row.id);
@@ -212,8 +240,9 @@ export class ContainerRuntime {
    */
   async run(row: ContainersTable, options: Omit<RunOptions, 'skills'>): Promise<{ result: RunResult; written: WrittenFile[] }> {
     const sandbox = await this.sandbox();
-    // A long response touches its container at every run, so it cannot expire in use.
-    await this.containers.touch(row.id);
+    // A long response touches its container at every run, so it cannot expire in use; one
+    // deleted or expired meanwhile is not brought back (its directory is made only after this).
+    if (!(await this.containers.touch(row.id))) throw invalidRequest(`Container ${row.id} has expired or was deleted; create a new one.`, null);
     const handle = await this.handle(row.id);
     const before = new Map((await sandbox.listFiles(handle)).map((f) => [f.path, f]));
     const result = await sandbox.run(handle, { ...options, skills: await this.mounts(row) });

@@ -271,7 +271,7 @@ test('an account has at most AGENT_API_CONTAINERS_PER_ACCOUNT running containers
     const c = capped.openai((await capped.createKey({ permissions: { code_interpreter: true } })).key);
     const first = await c.containers.create({ name: 'one' });
     await c.containers.create({ name: 'two' });
-    await assert.rejects(c.containers.create({ name: 'three' }), (e: any) => e.status === 400 && /at most|most it may have/.test(e.message));
+    await assert.rejects(c.containers.create({ name: 'three' }), (e: any) => e.status === 429 && e.code === 'insufficient_quota' && /most it may have/.test(e.message));
     // Another account has its own count.
     const d = capped.openai((await capped.createKey({ permissions: { code_interpreter: true } })).key);
     await d.containers.create({ name: 'theirs' });

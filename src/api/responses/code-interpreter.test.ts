@@ -94,6 +94,20 @@ describe('code_interpreter', { skip }, () => {
     const nextCall = next.output.find((i) => i.type === 'code_interpreter_call') as any;
     assert.equal(nextCall.container_id, call.container_id);
     assert.match(next.output_text, /5,25/);
+
+    // A stateless client (store: false, the whole history sent again) continues it too.
+    const history = [...(r.output as any[]), { role: 'user', content: fenced("print(len(open('squares.csv').read().splitlines()))") }];
+    const stateless = await client.responses.create({ model: 'agent', store: false, input: history as never, tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] });
+    assert.equal((stateless.output.find((i) => i.type === 'code_interpreter_call') as any).container_id, call.container_id);
+    assert.match(stateless.output_text, /\b6\b/);
+    // An item naming a container id this service never made is not looked up (a new container is made).
+    const forged = await client.responses.create({
+      model: 'agent',
+      input: [{ type: 'code_interpreter_call', id: 'ci_x', status: 'completed', container_id: 'cntr_x\u00a0', code: '', outputs: [] }, { role: 'user', content: fenced('print(1)') }] as never,
+      tools: [{ type: 'code_interpreter', container: { type: 'auto' } }],
+      store: false,
+    });
+    assert.notEqual((forged.output.find((i) => i.type === 'code_interpreter_call') as any).container_id, 'cntr_x\u00a0');
   });
 
   test('streamed: the reference events, in order, around a run', async () => {
@@ -117,6 +131,12 @@ describe('code_interpreter', { skip }, () => {
     const code = events.filter((e) => e.type === 'response.code_interpreter_call_code.delta').map((e) => e.delta).join('');
     assert.equal(code, 'print(sum(range(10)))');
     assert.match(final.output.find((i: any) => i.type === 'message').content[0].text, /45/);
+
+    // Replayed from storage: the same events, checked the same way.
+    const replayed: any[] = [];
+    for await (const e of await client.responses.retrieve(final.id, { stream: true })) replayed.push(e);
+    checkStream(replayed);
+    for (const t of order) assert.ok(replayed.some((e) => e.type === t), `${t} missing from the replay`);
   });
 
   test('a named container: the account\'s runs there; another account\'s or an unknown id is 404; the switch is 403', async () => {
@@ -129,6 +149,10 @@ describe('code_interpreter', { skip }, () => {
     await assert.rejects(
       client.responses.create({ model: 'agent', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file_nope'] } }] }),
       (e: any) => e.status === 400 && e.param === 'tools[0].container.file_ids[0]',
+    );
+    await assert.rejects(
+      client.responses.create({ model: 'agent', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', memory_limit: '4g' } }] }),
+      (e: any) => e.status === 400 && e.param === 'tools[0].container.memory_limit',
     );
     const plain = server.openai((await server.createKey()).key);
     await assert.rejects(plain.responses.create({ model: 'agent', input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }), (e: any) => e.status === 403 && e.param === 'tools[0].type');

@@ -128,6 +128,15 @@ describe('skills in containers', { skip }, () => {
       client.containers.create({ name: 'x', skills: [{ type: 'skill_reference', skill_id: skill.id }, { type: 'skill_reference', skill_id: twin.id }] }),
       (e: any) => e.status === 400 && e.param === 'skills[1]',
     );
+    // Refused before the model runs (nothing is charged), not at the first command.
+    await assert.rejects(
+      client.responses.create({ model: 'agent', input: 'hi', tools: [{ type: 'shell', environment: { type: 'container_auto', skills: [{ type: 'skill_reference', skill_id: 'skill_nope' }] } } as never] }),
+      (e: any) => e.status === 400 && e.param === 'tools[0].environment.skills[0].skill_id',
+    );
+    await assert.rejects(
+      client.responses.create({ model: 'agent', input: 'hi', tools: [{ type: 'shell', environment: { type: 'container_auto', skills: [{ type: 'inline', name: 'x' }] } } as never] }),
+      (e: any) => e.status === 400 && e.param === 'tools[0].environment.skills[0].type',
+    );
     const noSkills = server.openai((await server.createKey({ permissions: { code_interpreter: true } })).key);
     await assert.rejects(
       noSkills.responses.create({ model: 'agent', input: 'hi', tools: [{ type: 'shell', environment: { type: 'container_auto', skills: [{ type: 'skill_reference', skill_id: skill.id }] } } as never] }),

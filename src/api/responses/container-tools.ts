@@ -9,14 +9,14 @@
 // interpreter and a container shell of one request share their auto container.
 import { constants } from 'node:os';
 import type { AgentTool, ToolOutput } from '../../agent/agent-loop.ts';
-import { ApiError, invalidRequest, modelNotAllowed } from '../../errors.ts';
+import { ApiError, modelNotAllowed, unsupportedParameter } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { FunctionTool } from '../../providers/types.ts';
 import type { RunResult } from '../../sandbox/types.ts';
 import type { ContainersTable } from '../../store/schema.ts';
 import { newContainerId } from '../containers/containers-store.ts';
-import type { ContainerRuntime, SkillRef, WrittenFile } from '../containers/container-runtime.ts';
-import type { Item } from './items.ts';
+import type { ContainerRuntime, PinnedSkill, SkillRef, WrittenFile } from '../containers/container-runtime.ts';
+import { argumentsObject, type Item } from './items.ts';
 
 export const CODE_INTERPRETER_FUNCTION_NAME = 'code_interpreter';
 export const SHELL_FUNCTION_NAME = 'shell';
@@ -26,7 +26,7 @@ const STDOUT_CHARS = 16_000;
 const STDERR_CHARS = 8_000;
 /** A program longer than this is refused without running (a model runaway, not code). */
 const MAX_CODE_CHARS = 256 * 1024;
-/** At most this many commands run per shell call. */
+/** At most this many commands run per shell call (the rest are dropped). */
 const MAX_COMMANDS = 20;
 
 /** A container a request's tool runs in: its id known now, the container got at first use. */
@@ -48,50 +48,61 @@ export interface ResolvedContainers {
   shell?: ContainerLease;
 }
 
-/** The container ids earlier items ran in, newest first. */
+/** A container id as this service makes them: anything else in an item is not looked up. */
+const CONTAINER_ID = /^cntr_[A-Za-z0-9]{1,64}$/;
+/** How many of the conversation's containers are tried, newest first. */
+const MAX_EARLIER = 5;
+
+/** The container ids the conversation's items ran in, newest first. */
 function earlierContainerIds(items: readonly Item[]): string[] {
-  const ids: string[] = [];
-  for (let i = items.length - 1; i >= 0; i--) {
+  const ids = new Set<string>();
+  for (let i = items.length - 1; i >= 0 && ids.size < MAX_EARLIER; i--) {
     const item = items[i]!;
-    if (item.type === 'code_interpreter_call' && typeof item.container_id === 'string') ids.push(item.container_id);
     const env = item.environment as { type?: unknown; container_id?: unknown } | null | undefined;
-    if (item.type === 'shell_call' && env?.type === 'container_reference' && typeof env.container_id === 'string') ids.push(env.container_id);
+    const id = item.type === 'code_interpreter_call' ? item.container_id : item.type === 'shell_call' && env?.type === 'container_reference' ? env.container_id : undefined;
+    if (typeof id === 'string' && CONTAINER_ID.test(id)) ids.add(id);
   }
-  return [...new Set(ids)];
+  return [...ids];
+}
+
+/** Container settings the sandbox cannot give are refused, as POST /containers refuses them. */
+function checkLimited(c: RawTool, at: string): void {
+  if (c.memory_limit != null && c.memory_limit !== '1g') throw unsupportedParameter(`${at}.memory_limit`, "Containers have 1 GB of memory: memory_limit can only be '1g'.");
+  if (c.network_policy != null && c.network_policy.type !== 'disabled') throw unsupportedParameter(`${at}.network_policy`, 'Containers have no network: network_policy can only be {type: disabled}.');
 }
 
 /**
  * Settles the containers of a request's code_interpreter and container shell tools,
- * refusing what cannot run before anything does: an unknown or expired container,
- * another account's (looks unknown), a missing file id or skill, skills without the
- * Skills switch, and a host where the sandbox cannot run (503).
+ * refusing what cannot run before anything does (nothing is charged then): an unknown or
+ * expired container, another account's (looks unknown), a file that is missing or does
+ * not fit, a missing skill or version, two skills of one name, skills without the Skills
+ * switch, and a host where the sandbox cannot run (503). `conversation`: the earlier
+ * items and the input, where an earlier auto container may be found.
  */
 export async function resolveContainers(
   runtime: ContainerRuntime,
   key: KeyRecord,
   specs: ContainerToolSpecs,
-  earlier: readonly Item[],
+  conversation: readonly Item[],
   responseId: string,
 ): Promise<ResolvedContainers> {
   if (!specs.codeInterpreter && !specs.shell) return {};
   await runtime.sandbox();
   const accountId = key.accountId;
-  const auto = {
-    files: [] as { id: string; param: string }[],
-    skills: [] as { ref: SkillRef; param: string }[],
-    lease: undefined as ContainerLease | undefined,
-  };
+  const files: { id: string; param: string }[] = [];
+  const skills: { ref: SkillRef; param: string }[] = [];
   const named = async (id: string, param: string): Promise<ContainerLease> => {
     const row = await runtime.usable(accountId, id, param);
     return { id: row.id, get: () => runtime.usable(accountId, row.id, param) };
   };
-  const addAuto = (fileIds: unknown, skills: unknown, at: string): void => {
-    (Array.isArray(fileIds) ? (fileIds as string[]) : []).forEach((id, j) => auto.files.push({ id, param: `${at}.file_ids[${j}]` }));
-    (Array.isArray(skills) ? (skills as RawTool[]) : []).forEach((s, j) => {
+  const addAuto = (c: RawTool, at: string): void => {
+    checkLimited(c, at);
+    (Array.isArray(c.file_ids) ? (c.file_ids as string[]) : []).forEach((id, j) => files.push({ id, param: `${at}.file_ids[${j}]` }));
+    (Array.isArray(c.skills) ? (c.skills as RawTool[]) : []).forEach((s, j) => {
       const param = `${at}.skills[${j}]`;
-      if (s.type !== 'skill_reference') throw invalidRequest('Inline skills are not offered: upload the skill with POST /v1/skills and name it with skill_reference.', `${param}.type`);
+      if (s.type !== 'skill_reference') throw unsupportedParameter(`${param}.type`, 'Inline skills are not offered: upload the skill with POST /v1/skills and name it with skill_reference.');
       if (!key.permissions.skills) throw modelNotAllowed("This API key does not have the 'skills' permission, which mounting skills needs.", param);
-      auto.skills.push({ ref: { skill_id: String(s.skill_id), version: s.version }, param });
+      skills.push({ ref: { skill_id: String(s.skill_id), version: s.version }, param });
     });
   };
 
@@ -100,56 +111,62 @@ export async function resolveContainers(
   if (ci) {
     const c = ci.tool.container;
     if (typeof c === 'string') out.codeInterpreter = await named(c, `${ci.at}.container`);
-    else addAuto(c?.file_ids, undefined, `${ci.at}.container`);
+    else addAuto(c ?? {}, `${ci.at}.container`);
   }
   const sh = specs.shell;
   if (sh) {
     const env = sh.tool.environment ?? { type: 'container_auto' };
     if (env.type === 'container_reference') out.shell = await named(String(env.container_id), `${sh.at}.environment.container_id`);
-    else addAuto(env.file_ids, env.skills, `${sh.at}.environment`);
+    else addAuto(env, `${sh.at}.environment`);
   }
   if ((ci && !out.codeInterpreter) || (sh && !out.shell)) {
-    await runtime.checkFiles(accountId, auto.files);
-    auto.lease = await autoLease(runtime, accountId, earlier, responseId, auto.files, auto.skills);
-    if (ci && !out.codeInterpreter) out.codeInterpreter = auto.lease;
-    if (sh && !out.shell) out.shell = auto.lease;
+    await runtime.checkFiles(accountId, files);
+    const pinned = await runtime.checkSkills(accountId, skills);
+    const lease = await autoLease(runtime, accountId, earlierContainerIds(conversation), responseId, files, skills, pinned);
+    if (ci && !out.codeInterpreter) out.codeInterpreter = lease;
+    if (sh && !out.shell) out.shell = lease;
   }
   return out;
 }
 
-/** The auto container: an earlier item's, still running, or a new one made at first use. */
+/**
+ * The auto container: the conversation's latest one still running that mounts every
+ * skill asked for (the request's files are copied in unless a file of that name is
+ * there), or a new one made at first use. Every use finds it again (touched), so one
+ * deleted or expired meanwhile is never brought back.
+ */
 async function autoLease(
   runtime: ContainerRuntime,
   accountId: string,
-  earlier: readonly Item[],
+  earlierIds: readonly string[],
   responseId: string,
   files: { id: string; param: string }[],
   skills: { ref: SkillRef; param: string }[],
+  wanted: readonly PinnedSkill[],
 ): Promise<ContainerLease> {
-  for (const id of earlierContainerIds(earlier)) {
+  for (const id of earlierIds) {
     const row = await runtime.containers.row(accountId, id);
     if (!row || runtime.containers.isExpired(row)) continue;
-    let ready: Promise<ContainersTable> | undefined;
+    const has = runtime.pinned(row);
+    if (!wanted.every((w) => has.some((h) => h.skill_id === w.skill_id && h.version === w.version))) continue;
+    let copied: Promise<void> | undefined;
     return {
       id,
-      get: () =>
-        (ready ??= (async () => {
-          const current = await runtime.usable(accountId, id);
-          // The files this request names are copied in beside what is there.
-          const handle = await runtime.handle(id);
-          for (const f of files) {
-            const { name, content } = await runtime.uploaded(accountId, f.id, f.param);
-            await runtime.containers.addFile(current, await runtime.place(handle, name, content, f.param));
-          }
-          return current;
-        })()),
+      get: async () => {
+        const current = await runtime.usable(accountId, id);
+        await (copied ??= runtime.copyIn(current, files, true));
+        return current;
+      },
     };
   }
   const id = newContainerId();
-  let made: Promise<ContainersTable> | undefined;
+  let made: Promise<unknown> | undefined;
   return {
     id,
-    get: () => (made ??= runtime.create(accountId, { id, name: `auto container of ${responseId}`, files, skills })),
+    get: async () => {
+      await (made ??= runtime.create(accountId, { id, name: `auto container of ${responseId}`, files, skills }));
+      return runtime.usable(accountId, id);
+    },
   };
 }
 
@@ -179,14 +196,7 @@ function codeDefinition(timeoutMs: number): FunctionTool {
   };
 }
 
-const parseArgs = (json: string): Record<string, unknown> => {
-  try {
-    const v = JSON.parse(json);
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
-};
+const parseArgs = argumentsObject;
 
 /** The code of a call's arguments (what the item shows). */
 export function codeOf(argumentsJson: string): string {
@@ -201,7 +211,9 @@ const tail = (s: string, n: number) => (s.length <= n ? s : `[... ${s.length - n
 function logsOf(r: RunResult): string {
   const parts = [r.stdout, r.stderr].filter((s) => s !== '');
   let logs = parts.join(r.stdout.endsWith('\n') || r.stdout === '' ? '' : '\n');
-  if (r.timedOut) logs += `${logs && !logs.endsWith('\n') ? '\n' : ''}[stopped at the time limit]`;
+  const sep = logs && !logs.endsWith('\n') ? '\n' : '';
+  if (r.timedOut) logs += `${sep}[stopped at the time limit]`;
+  else if (r.exitCode === null) logs += `${sep}[killed by ${r.signal ?? 'a signal'}: out of memory or processes]`;
   return logs;
 }
 
@@ -210,7 +222,7 @@ function resultText(r: RunResult | undefined, failure: string | undefined, files
   const status = failure !== undefined ? 'failed' : r!.timedOut ? 'timed_out' : 'completed';
   return JSON.stringify({
     status,
-    exit_code: r && !r.timedOut ? r.exitCode : null,
+    exit_code: r && !r.timedOut ? exitCodeOf(r) : null,
     timed_out: r?.timedOut ?? false,
     stdout: r ? head(r.stdout, STDOUT_CHARS) : '',
     stderr: failure ?? (r ? tail(r.stderr, STDERR_CHARS) : ''),
@@ -238,8 +250,10 @@ export function codeInterpreterTool(runtime: ContainerRuntime, lease: ContainerL
       let ran;
       try {
         const row = await lease.get();
+        signal.throwIfAborted();
         // The program comes on stdin (`-`), so its length never meets the argument limit.
         ran = await runtime.run(row, { argv: ['/usr/bin/python3', '-I', '-S', '-'], stdin: code, signal });
+        signal.throwIfAborted();
       } catch (err) {
         if (signal.aborted) throw err;
         log?.warn({ err, container: lease.id }, 'code interpreter run failed');
@@ -248,7 +262,8 @@ export function codeInterpreterTool(runtime: ContainerRuntime, lease: ContainerL
       const { result, written } = ran;
       return {
         text: resultText(result, undefined, written),
-        data: { containerId: lease.id, code, status: result.timedOut ? 'failed' : 'completed', logs: logsOf(result), files: written } satisfies CodeInterpreterData,
+        // Stopped at the time limit or killed (out of memory): failed; any exit code: completed.
+        data: { containerId: lease.id, code, status: result.exitCode === null ? 'failed' : 'completed', logs: logsOf(result), files: written } satisfies CodeInterpreterData,
       };
     },
   };
@@ -288,7 +303,8 @@ export const SHELL_DEFINITION: FunctionTool = {
 /** The action of a shell call's arguments: commands (strings), timeout and output length when whole positive numbers. */
 export function shellAction(argumentsJson: string): ShellCallData['action'] {
   const a = parseArgs(argumentsJson);
-  const commands = Array.isArray(a.commands) ? a.commands.filter((c): c is string => typeof c === 'string') : [];
+  // At most MAX_COMMANDS run, and the item lists just those, so outputs pair with commands by index.
+  const commands = Array.isArray(a.commands) ? a.commands.filter((c): c is string => typeof c === 'string').slice(0, MAX_COMMANDS) : [];
   const positive = (v: unknown) => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : null);
   return { commands, timeout_ms: positive(a.timeout_ms), max_output_length: positive(a.max_output_length) };
 }
@@ -312,8 +328,11 @@ export function containerShellTool(runtime: ContainerRuntime, lease: ContainerLe
       const limit = Math.min(action.timeout_ms ?? timeoutMs, timeoutMs);
       try {
         const row = await lease.get();
-        for (const command of action.commands.slice(0, MAX_COMMANDS)) {
+        for (const command of action.commands) {
+          // A caller gone (cancelled, disconnected) runs no further command.
+          signal.throwIfAborted();
           const { result, written } = await runtime.run(row, { argv: ['/usr/bin/bash', '--noprofile', '--norc', '-c', command], timeoutMs: limit, signal });
+          signal.throwIfAborted();
           for (const f of written) files.set(f.path, f);
           output.push({
             stdout: clip(result.stdout),
@@ -321,7 +340,6 @@ export function containerShellTool(runtime: ContainerRuntime, lease: ContainerLe
             outcome: result.timedOut ? { type: 'timeout' } : { type: 'exit', exit_code: exitCodeOf(result) },
           });
         }
-        if (action.commands.length > MAX_COMMANDS) output.push({ stdout: '', stderr: `Only the first ${MAX_COMMANDS} commands of a call run.`, outcome: { type: 'exit', exit_code: 1 } });
       } catch (err) {
         if (signal.aborted) throw err;
         log?.warn({ err, container: lease.id }, 'container shell run failed');

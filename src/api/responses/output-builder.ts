@@ -320,23 +320,21 @@ export class OutputBuilder {
 
   /** The commands ran: their shell_call_output item, each command's output streamed. */
   private closeShell(h: OpenHosted, data: ShellCallData | undefined, out: StreamEvent[]): void {
-    const call = h.item!;
-    if (!data) {
-      // Cut short before the commands ran: the call never finished.
-      call.status = 'incomplete';
-      return;
-    }
-    for (const f of data.files) this.written.set(f.path, f);
-    const item: Item = { id: newItemId('shell_call_output'), type: 'shell_call_output', call_id: h.callId, status: 'in_progress', output: [], max_output_length: data.action.max_output_length };
+    // Cut short before the commands ran: an incomplete output with nothing in it, so the
+    // call streamed as done still has its answer (a continuation sends both to the model).
+    const maxLength = data?.action.max_output_length ?? (h.item!.action as ShellCallData['action']).max_output_length;
+    for (const f of data?.files ?? []) this.written.set(f.path, f);
+    const item: Item = { id: newItemId('shell_call_output'), type: 'shell_call_output', call_id: h.callId, status: 'in_progress', output: [], max_output_length: maxLength };
     const index = this.push(item);
     out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, output: [] } });
-    data.output.forEach((o, i) => {
+    const output = data?.output ?? [];
+    output.forEach((o, i) => {
       const at = { item_id: item.id, output_index: index, command_index: i };
       out.push({ type: 'response.shell_call_output_content.delta', ...at, delta: { stdout: o.stdout, stderr: o.stderr } });
       out.push({ type: 'response.shell_call_output_content.done', ...at, output: [o] });
     });
-    item.output = data.output;
-    item.status = 'completed';
+    item.output = output;
+    item.status = data ? 'completed' : 'incomplete';
     out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
   }
 

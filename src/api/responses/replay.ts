@@ -1,7 +1,8 @@
 // GET /responses/{id}?stream=true: a stored response's events, rebuilt from the stored
 // object in the order the live stream sent them (each item added, its text in one
 // delta, its annotations, its done events; a file search in progress, searching,
-// completed), numbered from 0; `starting_after` skips what a client has already seen.
+// completed; a code run's code, interpreting, completed; a container shell's commands and
+// their outputs), numbered from 0; `starting_after` skips what a client has already seen.
 // A background response still queued or running is waited for first.
 import type { StreamEvent } from './output-builder.ts';
 import type { Item } from './items.ts';
@@ -57,12 +58,49 @@ function itemEvents(item: Item, index: number): StreamEvent[] {
         ...(item.status === 'completed' ? [{ type: 'response.file_search_call.completed', ...at }] : []),
         { type: 'response.output_item.done', output_index: index, item },
       ];
-    default:
+    case 'code_interpreter_call': {
+      const code = typeof item.code === 'string' ? item.code : '';
       return [
-        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } },
+        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress', code: '', outputs: null } },
+        { type: 'response.code_interpreter_call.in_progress', ...at },
+        ...(code ? [{ type: 'response.code_interpreter_call_code.delta', ...at, delta: code }] : []),
+        { type: 'response.code_interpreter_call_code.done', ...at, code },
+        { type: 'response.code_interpreter_call.interpreting', ...at },
+        ...(item.status === 'completed' ? [{ type: 'response.code_interpreter_call.completed', ...at }] : []),
         { type: 'response.output_item.done', output_index: index, item },
       ];
+    }
+    case 'shell_call': {
+      // A container shell's call streams its commands; a local one is added and done.
+      if ((item.environment as { type?: string } | null)?.type !== 'container_reference') break;
+      const action = item.action as { commands: string[] };
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress', action: { ...action, commands: [] } } },
+        ...action.commands.flatMap((command, i) => [
+          { type: 'response.shell_call_command.added', output_index: index, command_index: i, command: '' },
+          ...(command ? [{ type: 'response.shell_call_command.delta', output_index: index, command_index: i, delta: command }] : []),
+          { type: 'response.shell_call_command.done', output_index: index, command_index: i, command },
+        ]),
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    }
+    case 'shell_call_output': {
+      const output = item.output as { stdout: string; stderr: string }[];
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress', output: [] } },
+        ...output.flatMap((o, i) => [
+          { type: 'response.shell_call_output_content.delta', ...at, command_index: i, delta: { stdout: o.stdout, stderr: o.stderr } },
+          { type: 'response.shell_call_output_content.done', ...at, command_index: i, output: [o] },
+        ]),
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    }
+    default:
   }
+  return [
+    { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } },
+    { type: 'response.output_item.done', output_index: index, item },
+  ];
 }
 
 const FINAL: Record<string, string> = { completed: 'response.completed', incomplete: 'response.incomplete', failed: 'response.failed', cancelled: 'response.failed' };

@@ -202,7 +202,7 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
   }
   const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, unavailableTools(deps));
   // Settled before the model runs: an unknown or expired container is refused now.
-  const containers = deps.containers ? await resolveContainers(deps.containers, key, mapped.containerTools, earlier.items, responseId) : {};
+  const containers = deps.containers ? await resolveContainers(deps.containers, key, mapped.containerTools, [...earlier.items, ...input], responseId) : {};
   if (containers.codeInterpreter) mapped.kinds.set(CODE_INTERPRETER_FUNCTION_NAME, { kind: 'code_interpreter', containerId: containers.codeInterpreter.id });
   if (containers.shell) mapped.kinds.set(SHELL_FUNCTION_NAME, { kind: 'container_shell', containerId: containers.shell.id });
 

@@ -115,8 +115,9 @@ export function toMessages(items: readonly Item[], ctx: MessageContext, base = '
           // The code the service ran and what it printed, so the model can build on it.
           const id = String(item.id);
           addCall({ id, name: CODE_INTERPRETER_FUNCTION_NAME, arguments: JSON.stringify({ code: typeof item.code === 'string' ? item.code : '' }) });
-          const logs = Array.isArray(item.outputs) ? item.outputs.map((o: any) => (o?.type === 'logs' && typeof o.logs === 'string' ? o.logs : '')).join('') : '';
-          out.push({ role: 'tool', tool_call_id: id, content: logs === '' ? 'The program printed nothing.' : logs });
+          // Outputs are null when the item was read without include code_interpreter_call.outputs.
+          const logs = Array.isArray(item.outputs) ? item.outputs.map((o: any) => (o?.type === 'logs' && typeof o.logs === 'string' ? o.logs : '')).join('') : null;
+          out.push({ role: 'tool', tool_call_id: id, content: logs === null ? 'The output of this run is not available.' : logs === '' ? 'The program printed nothing.' : logs });
           break;
         }
         case 'shell_call_output':

@@ -14,7 +14,7 @@ import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { FunctionTool, ToolChoice } from '../../providers/types.ts';
 import { CODE_INTERPRETER_FUNCTION_NAME, SHELL_FUNCTION_NAME, type ContainerToolSpecs } from './container-tools.ts';
 import { FILE_SEARCH_FUNCTION_NAME } from './file-search.ts';
-import { newItemId, type Item } from './items.ts';
+import { argumentsObject, newItemId, type Item } from './items.ts';
 
 export type ToolKind =
   | { kind: 'function'; name: string; namespace?: string }
@@ -222,14 +222,7 @@ function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?
   return name && kinds.has(name) ? { toolChoice: { name } } : kinds.size ? { toolChoice: 'auto' } : {};
 }
 
-const parse = (json: string): Record<string, any> => {
-  try {
-    const v = JSON.parse(json);
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
-};
+const parse = argumentsObject;
 
 /** A finished provider tool call as the Responses item its tool's kind produces. */
 export function callItem(kind: ToolKind | undefined, providerName: string, callId: string, args: string, status: 'completed' | 'incomplete' = 'completed'): Item {

@@ -41,6 +41,13 @@ export async function removeTree(dir: string): Promise<void> {
 export class SkillMounts {
   constructor(private readonly skills: Skills) {}
 
+  /** The version a reference names (a number, `latest`, or undefined for the default), without writing it out. */
+  async resolve(accountId: string, skillId: string, version: string | undefined): Promise<{ name: string; version: string } | undefined> {
+    if (!SKILL_ID.test(skillId)) return undefined;
+    const row = await this.skills.version(accountId, skillId, version);
+    return row ? { name: row.name, version: String(row.version) } : undefined;
+  }
+
   /**
    * Writes the version (a number, `latest`, or undefined for the default) under
    * `<baseDir>/<skill_id>/<version>/` unless it is there already; undefined when the

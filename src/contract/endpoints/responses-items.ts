@@ -169,8 +169,15 @@ export const responseInputItemSchema = z
       z.looseObject({ type: z.literal('file_search_call'), id: z.string(), queries: z.array(z.string()).max(MAX_LIST).optional() }),
       z.looseObject({ type: z.literal('web_search_call'), id: z.string() }),
       z.looseObject({ type: z.literal('image_generation_call'), id: z.string(), result: z.string().nullable().optional() }),
-      z.looseObject({ type: z.literal('code_interpreter_call'), id: z.string(), container_id: z.string().optional() }),
-      z.looseObject({ type: z.literal('shell_call'), id: optionalId, call_id: callId, action: shellAction, status: itemStatus.nullable().optional() }),
+      z.looseObject({ type: z.literal('code_interpreter_call'), id: z.string(), container_id: objectId().optional() }),
+      z.looseObject({
+        type: z.literal('shell_call'),
+        id: optionalId,
+        call_id: callId,
+        action: shellAction,
+        status: itemStatus.nullable().optional(),
+        environment: z.union([z.looseObject({ type: z.literal('local') }), z.looseObject({ type: z.literal('container_reference'), container_id: objectId() })]).nullable().optional(),
+      }),
       z.looseObject({
         type: z.literal('shell_call_output'),
         id: optionalId,

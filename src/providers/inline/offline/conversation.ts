@@ -26,7 +26,7 @@ export function excerpt(text: string, max = READ_CHARS): string {
  * the sandbox keeps at most 64 KiB of each stream), and of the call's arguments (the
  * commands run), the engine reads this much from the start.
  */
-export const SANDBOX_READ_CHARS = 1_048_576;
+export const SANDBOX_READ_CHARS = 131_072;
 
 export interface ToolResult {
   /** The function name, found through the assistant's matching tool call. */
