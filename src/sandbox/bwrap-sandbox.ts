@@ -399,9 +399,13 @@ function mapLimit(e: unknown): never {
   throw e;
 }
 
-/** SIGKILL to every process whose real uid is `uid` (a container's own uid: nothing else runs as it). */
+/**
+ * SIGKILL to every process whose real uid is `uid` (a container's own uid: nothing else
+ * runs as it), again until none is left: a process mid-fork or mid-exit can outlast one
+ * round. Bounded: at most 50 rounds 20 ms apart.
+ */
 async function killUid(uid: number): Promise<void> {
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < 50; round++) {
     let found = 0;
     for (const pid of await fsp.readdir('/proc').catch(() => [] as string[])) {
       if (!/^\d+$/.test(pid)) continue;

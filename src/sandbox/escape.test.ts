@@ -3,7 +3,8 @@
 // another container, /etc/shadow and the host's /proc, writes outside /mnt/data and into
 // a skill, memory, processes, time, the byte and file caps, links pointing outside, and
 // the host side's own path handling. It prints how many attacks it tried and that all
-// held. Needs root (CI runs as root) and bubblewrap; elsewhere it is skipped, saying so.
+// held. The attacks through the API (another account's container) are in
+// api/containers/escape-api.test.ts, which prints its own count. Needs root (CI runs as root) and bubblewrap; elsewhere it is skipped, saying so.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -11,8 +12,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { toFile } from 'openai';
-import { startTestServer } from '../../test/helpers/test-server.ts';
 import { BwrapSandbox, CONTAINER_BYTES } from './bwrap-sandbox.ts';
 import { SandboxLimitError, SandboxPathError, type ContainerHandle } from './types.ts';
 
@@ -151,13 +150,15 @@ test('memory hog, fork bomb and infinite loop are stopped; the host keeps answer
     assert.equal(r.signal, 'SIGKILL');
   });
   await attack('a detached child outlives nothing', async () => {
-    const r = await py(`import subprocess\nsubprocess.Popen(['/usr/bin/sleep', '300'], start_new_session=True)\nwhile True: pass`, 1_000);
+    // An argument no other process has, so the check below sees only this child.
+    const mark = `300.${process.pid}${Date.now() % 100_000}`;
+    const r = await py(`import subprocess\nsubprocess.Popen(['/usr/bin/sleep', '${mark}'], start_new_session=True)\nwhile True: pass`, 1_000);
     assert.equal(r.timedOut, true);
     // The pid namespace is torn down right after bwrap dies; on a busy machine that takes a moment.
     const survivors = () =>
       fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
         try {
-          return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('sleep\u0000300');
+          return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`sleep\u0000${mark}`);
         } catch {
           return false;
         }
@@ -216,54 +217,5 @@ test('links pointing outside are never followed by the host; paths stay inside /
       await assert.rejects(sandbox.readFile(a, bad), SandboxPathError);
       await assert.rejects(sandbox.writeFile(a, bad, Buffer.from('x')), SandboxPathError);
     });
-  }
-});
-
-test('through the API: another account\'s container is unreachable by id; code run by the service cannot read its data', { skip }, async () => {
-  const server = await startTestServer();
-  try {
-    const permissions = { code_interpreter: true, files: true, skills: true };
-    const mine = server.openai((await server.createKey({ permissions })).key);
-    const theirs = server.openai((await server.createKey({ permissions })).key);
-    const c = await mine.containers.create({ name: 'private' });
-    const f = await mine.containers.files.create(c.id, { file: await toFile(Buffer.from('mine only'), 'secret.txt') });
-    const notFound = (p: Promise<unknown>) => assert.rejects(p, (e: any) => e.status === 404);
-    await attack('another account: container by id', async () => {
-      await notFound(theirs.containers.retrieve(c.id));
-      await notFound(theirs.containers.files.list(c.id));
-      await notFound(theirs.containers.files.retrieve(f.id, { container_id: c.id }));
-      await notFound(theirs.containers.files.content.retrieve(f.id, { container_id: c.id }));
-      await notFound(theirs.containers.files.create(c.id, { file: await toFile(Buffer.from('x'), 'x.txt') }));
-      await notFound(theirs.containers.files.delete(f.id, { container_id: c.id }));
-      await notFound(theirs.containers.delete(c.id));
-    });
-    await attack('another account: container as a tool\'s container', async () => {
-      await notFound(theirs.responses.create({ model: 'agent', input: 'hi', tools: [{ type: 'code_interpreter', container: c.id }] }));
-      await notFound(theirs.responses.create({ model: 'agent', input: 'hi', tools: [{ type: 'shell', environment: { type: 'container_reference', container_id: c.id } } as never] }));
-    });
-    await attack('another account: an earlier response\'s auto container', async () => {
-      const r = await mine.responses.create({ model: 'agent', input: 'Run this:\n```python\nprint(1)\n```', tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] });
-      const used = (r.output.find((i) => i.type === 'code_interpreter_call') as any).container_id as string;
-      await notFound(theirs.containers.retrieve(used));
-      // Their own continuation of a response id they do not own is refused too.
-      await notFound(theirs.responses.create({ model: 'agent', previous_response_id: r.id, input: 'again', tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }));
-    });
-    await attack('code run by the service reads neither its database nor DATA_DIR', async () => {
-      const dataDir = server.config.dataDir;
-      const code = [
-        'import os',
-        `for p in [${JSON.stringify(path.join(dataDir, 'agent-api.sqlite'))}, ${JSON.stringify(dataDir)}, ${JSON.stringify(server.config.sandboxDir)}]:`,
-        '    try:',
-        '        print("READ", p, os.listdir(p) if os.path.isdir(p) else len(open(p, "rb").read()))',
-        '    except OSError as e:',
-        '        print("refused", e.errno)',
-      ].join('\n');
-      const r = await mine.responses.create({ model: 'agent', input: `Run this:\n\`\`\`python\n${code}\n\`\`\``, tools: [{ type: 'code_interpreter', container: c.id }], include: ['code_interpreter_call.outputs'] });
-      const logs = (r.output.find((i) => i.type === 'code_interpreter_call') as any).outputs.map((o: any) => o.logs).join('');
-      assert.doesNotMatch(logs, /READ/);
-      assert.equal((logs.match(/refused 2\b/g) ?? []).length, 3, logs);
-    });
-  } finally {
-    await server.close();
   }
 });
