@@ -168,7 +168,8 @@ test('after a crash, the restarted instance resumes a checkpointing job where it
     const crashed = w.runner('inst', {}, w.queue).handle(kind, lineProcessor(processed, frozen.promise));
     await crashed.start();
     const { id } = await w.queue.enqueue(kind, { lines: 10 });
-    await waitFor('five lines done', () => processed.length === 5);
+    // The fifth line is pushed before its checkpoint is written: wait for both.
+    await waitFor('five lines done', async () => processed.length === 5 && ((await w.queue.get(id))?.progress as { next?: number } | undefined)?.next === 5);
     assert.deepEqual((await w.queue.get(id))?.progress, { next: 5 });
     // The handler ignores the shutdown signal, as a frozen process would: its lease is kept.
     await crashed.stop(20);

@@ -195,10 +195,20 @@ export class Containers {
       source: 'user',
       created_at: this.clock(),
     };
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('container_files').where('container_id', '=', container.id).where('path', '=', row.path).execute();
-      await trx.insertInto('container_files').values(row).execute();
-    });
+    // One statement, so two adds of one path at once (or an add racing a sync) cannot
+    // both insert: the later one takes the row over, with its new id.
+    await this.db
+      .insertInto('container_files')
+      .values(row)
+      .onConflict((oc) =>
+        oc.columns(['container_id', 'path']).doUpdateSet((eb) => ({
+          id: eb.ref('excluded.id'),
+          bytes: eb.ref('excluded.bytes'),
+          source: eb.ref('excluded.source'),
+          created_at: eb.ref('excluded.created_at'),
+        })),
+      )
+      .execute();
     return row;
   }
 

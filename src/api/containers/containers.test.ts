@@ -282,3 +282,12 @@ test('an account has at most AGENT_API_CONTAINERS_PER_ACCOUNT running containers
     await fake.close();
   }
 });
+
+test('adds of one file name at once all succeed and leave one file', async () => {
+  const c = await client.containers.create({ name: 'race' });
+  const added = await Promise.all(Array.from({ length: 6 }, (_, i) => client.containers.files.create(c.id, { file: new File([`v${i}`], 'same.txt') })));
+  assert.equal(new Set(added.map((f) => f.id)).size, 6);
+  const listed = await client.containers.files.list(c.id);
+  assert.deepEqual(listed.data.map((f) => f.path), ['/mnt/data/same.txt']);
+  assert.ok(added.some((f) => f.id === listed.data[0]!.id));
+});
