@@ -74,6 +74,8 @@ import { openStore } from './store/db.ts';
 export interface App {
   readonly http: FastifyInstance;
   readonly services: Services;
+  /** Containers on this host (its copies are swept every minute: `sweepLocal`). */
+  readonly containers: ContainerRuntime;
   /** Stops accepting, lets in-flight requests finish, flushes the activity log, closes storage. */
   close(): Promise<void>;
 }
@@ -166,6 +168,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     containers,
     sandbox,
     files: services.files,
+    blobs,
     skillMounts: new SkillMounts(skills),
     skillsDir: path.join(config.sandboxDir, SKILLS_SUBDIR),
     perAccount: config.containersPerAccount,
@@ -210,16 +213,19 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     expireStoredCompletions: () => stored.sweepExpired(),
     expireStoredResponses: () => responses.stored.expire(),
     expireVectorStores: () => vectorStores.expire(),
-    expireContainers: () => containers.expire(sandbox, http.log),
+    expireContainers: () => containerRuntime.expire(http.log),
     releaseStaleHolds: (olderThanMs) => services.ledger.releaseStale(olderThanMs),
     staleHoldsEveryMs: config.holdLeaseMs,
   });
   await services.jobRunner.start();
+  // Every instance removes its own copies of containers another instance deleted or expired.
+  const stopLocalSweep = containerRuntime.startLocalSweep(60_000, http.log);
 
   let closing: Promise<void> | undefined;
   return {
     http,
     services,
+    containers: containerRuntime,
     close: () =>
       (closing ??= (async () => {
         // Connections that go idle after their last in-flight response would otherwise keep
@@ -232,6 +238,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           clearInterval(closeIdle);
         }
         services.ledger.stopLeaseRenewal();
+        stopLocalSweep();
         await services.activity.close();
         await services.chat.provider.close?.();
         await services.limits.close();

@@ -126,6 +126,11 @@ export class BwrapSandbox implements Sandbox {
     return st?.isDirectory() ? { id: containerId, dataDir } : undefined;
   }
 
+  async localContainers(): Promise<string[]> {
+    const entries = await fsp.readdir(this.options.root, { withFileTypes: true }).catch(() => []);
+    return entries.filter((e) => e.isDirectory() && ID.test(e.name)).map((e) => e.name);
+  }
+
   async destroy(containerId: string): Promise<void> {
     for (const stop of this.running.get(containerId) ?? []) stop();
     const dataDir = this.dirOf(containerId);

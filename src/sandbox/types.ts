@@ -67,6 +67,8 @@ export interface Sandbox {
   run(container: ContainerHandle, options: RunOptions): Promise<RunResult>;
   /** Removes the container's files (unmounts its capped mount). */
   destroy(containerId: string): Promise<void>;
+  /** The ids of the containers that have a directory on this host. */
+  localContainers(): Promise<string[]>;
   /** Writes a file at /mnt/data/<path> (refused past the caps: SandboxLimitError). */
   writeFile(container: ContainerHandle, path: string, bytes: Uint8Array): Promise<ContainerFileInfo>;
   /** The file's bytes; undefined when it is missing, a link, or not a regular file. */

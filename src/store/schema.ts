@@ -419,6 +419,8 @@ export interface ContainersTable {
   last_active_at: number;
   /** set when the expiry sweep removed the container's files */
   expired_at: number | null;
+  /** bumped on every change to the files: an instance with an older local copy rebuilds it */
+  files_version: number;
 }
 
 export interface ContainerFilesTable {
@@ -431,4 +433,6 @@ export interface ContainerFilesTable {
   bytes: number;
   source: 'user' | 'assistant';
   created_at: number;
+  /** the bytes in the blob store (null: kept on the host that wrote it only) */
+  blob_key: string | null;
 }

@@ -7,6 +7,8 @@
 // caller's own field (`file_ids[2]`, `tools[0].container`); a host where the sandbox
 // cannot run is a 503 saying why.
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { BlobStore } from '../../blobs/blob-store.ts';
 import { insufficientQuota, invalidRequest, notFound, serviceUnavailable } from '../../errors.ts';
 import { SandboxLimitError, SandboxPathError, type ContainerFileInfo, type ContainerHandle, type RunOptions, type RunResult, type Sandbox, type SkillMount } from '../../sandbox/types.ts';
 import type { ContainerFilesTable, ContainersTable } from '../../store/schema.ts';
@@ -56,6 +58,8 @@ export interface ContainerRuntimeDeps {
   sandbox: Sandbox | undefined;
   noSandboxReason?: string;
   files: StoredFiles;
+  /** Where each container file's bytes are kept too, so any instance can rebuild /mnt/data. */
+  blobs: BlobStore;
   /** Without it, skills cannot be mounted (a create naming one is refused). */
   skillMounts?: SkillMounts;
   /** Where skill versions are written for mounting (reachable by the sandbox's uids). */
@@ -81,6 +85,8 @@ const pinnedSkills = (row: ContainersTable): PinnedSkill[] => (row.skills ? (JSO
 
 export class ContainerRuntime {
   readonly containers: Containers;
+  /** The files_version each container's directory on this host holds (absent: unknown, rebuilt at next use). */
+  private readonly versions = new Map<string, number>();
 
   constructor(private readonly deps: ContainerRuntimeDeps) {
     this.containers = deps.containers;
@@ -106,12 +112,161 @@ export class ContainerRuntime {
   }
 
   /**
-   * The container's directory on this host. A running container whose directory is
-   * missing (the host's data directory was cleared) gets an empty one.
+   * The container's directory on this host, holding its current files: made, or rebuilt
+   * from the blob store when this host's copy is of an older files_version (another
+   * instance changed the files, or this process restarted). `row` must be fresh (usable()).
    */
-  async handle(id: string): Promise<ContainerHandle> {
+  async local(row: ContainersTable): Promise<ContainerHandle> {
     const sandbox = await this.sandbox();
-    return (await sandbox.open(id)) ?? sandbox.create(id);
+    const version = Number(row.files_version);
+    const existing = await sandbox.open(row.id);
+    if (existing && this.versions.get(row.id) === version) return existing;
+    const handle = existing ?? (await sandbox.create(row.id));
+    const rows = await this.containers.filesOf(row.id);
+    const named = new Set(rows.map((r) => r.path));
+    for (const f of await sandbox.listFiles(handle)) if (!named.has(DATA_ROOT + f.path)) await sandbox.removeFile(handle, f.path);
+    for (const r of rows) {
+      // A row without a blob (from before blobs were kept) has its bytes on the host that wrote it only.
+      if (!r.blob_key) continue;
+      await sandbox.writeFile(handle, r.path.slice(DATA_ROOT.length), await this.blobBytes(r.blob_key));
+    }
+    this.versions.set(row.id, version);
+    return handle;
+  }
+
+  private async blobBytes(key: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.deps.blobs.get(key)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /**
+   * Brings the rows and blobs in step with the directory after a change on this host:
+   * each new or changed file (against `before`, the rows, or `user` naming it) is put in
+   * the blob store and its row written; each vanished file's row and blob go; the
+   * container's files_version moves on. Returns the files written.
+   */
+  private async commit(row: ContainersTable, handle: ContainerHandle, before?: ReadonlyMap<string, ContainerFileInfo>, user?: ReadonlySet<string>): Promise<WrittenFile[]> {
+    const sandbox = await this.sandbox();
+    const after = await sandbox.listFiles(handle);
+    const rows = await this.containers.filesOf(row.id);
+    const byPath = new Map(rows.map((r) => [r.path, r]));
+    const changed = after.filter((f) => {
+      const kept = byPath.get(DATA_ROOT + f.path);
+      if (!kept || kept.blob_key === null || Number(kept.bytes) !== f.bytes || user?.has(f.path)) return true;
+      const was = before?.get(f.path);
+      return was !== undefined && (was.bytes !== f.bytes || was.modifiedAt !== f.modifiedAt);
+    });
+    const present = new Set(after.map((f) => DATA_ROOT + f.path));
+    const removed = rows.filter((r) => !present.has(r.path));
+    const stale: string[] = [];
+    const written: WrittenFile[] = [];
+    for (const f of changed) {
+      const bytes = await sandbox.readFile(handle, f.path);
+      if (!bytes) continue;
+      const blob = await this.deps.blobs.put(Readable.from([bytes]), { maxBytes: CONTAINER_BYTES });
+      const kept = byPath.get(DATA_ROOT + f.path);
+      // Added through the API: a new file object; changed by a program: the same one.
+      const fresh = user?.has(f.path) || !kept;
+      const fileRow = this.containers.newFileRow(row, DATA_ROOT + f.path, bytes.length, user?.has(f.path) ? 'user' : (kept?.source ?? 'assistant'), blob.key, fresh ? undefined : kept!.id);
+      const old = await this.containers.putFile(fileRow);
+      if (old) stale.push(old);
+      written.push({ file_id: fileRow.id, container_id: row.id, path: fileRow.path, filename: fileRow.path.slice(fileRow.path.lastIndexOf('/') + 1), bytes: bytes.length });
+    }
+    stale.push(...(await this.containers.removeFileRows(removed.map((r) => r.id))));
+    await Promise.all(stale.map((k) => this.deps.blobs.delete(k).catch(() => undefined)));
+    if (changed.length > 0 || removed.length > 0) {
+      const now = await this.containers.bumpFilesVersion(row.id);
+      // This host holds the new version only if no other instance changed the files meanwhile.
+      if (this.versions.get(row.id) === now - 1) this.versions.set(row.id, now);
+      else this.versions.delete(row.id);
+    }
+    return written.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** Adds a file at /mnt/data/<name> (an uploaded or copied one): its row, as the API shows it. */
+  async addFile(row: ContainersTable, name: string, bytes: Uint8Array, param: string): Promise<ContainerFilesTable> {
+    const handle = await this.local(row);
+    const placed = await this.place(handle, name, bytes, param);
+    const written = await this.commit(row, handle, undefined, new Set([placed.path]));
+    const mine = written.find((w) => w.path === DATA_ROOT + placed.path);
+    // The row this add wrote (another add of the name at once may have taken the path over since).
+    if (mine) return { ...this.containers.newFileRow(row, mine.path, mine.bytes, 'user', null, mine.file_id) };
+    const [added] = await this.containers.fileRows(row.id, [DATA_ROOT + placed.path]);
+    if (!added) throw invalidRequest(`The file '${name}' was removed while it was added.`, param);
+    return added;
+  }
+
+  /** The container's file rows brought in step with this host's copy when it is the current one (a program's files since). */
+  async refresh(row: ContainersTable): Promise<void> {
+    const sandbox = await this.sandbox();
+    const handle = await sandbox.open(row.id);
+    if (handle && this.versions.get(row.id) === Number(row.files_version)) await this.commit(row, handle);
+  }
+
+  /** Removes a file from /mnt/data, its row and its blob. */
+  async removeFile(row: ContainersTable, file: ContainerFilesTable): Promise<void> {
+    const sandbox = await this.sandbox();
+    const handle = await this.local(row);
+    await sandbox.removeFile(handle, file.path.slice(DATA_ROOT.length));
+    await this.commit(row, handle);
+    // A file whose bytes were never on this host (no blob) still loses its row.
+    await this.containers.removeFileRows([file.id]);
+  }
+
+  /** A file's bytes: from the blob store (any instance), else this host's copy; undefined when gone. */
+  async readFile(row: ContainersTable, file: ContainerFilesTable): Promise<Buffer | undefined> {
+    if (file.blob_key) return this.blobBytes(file.blob_key).catch(() => undefined);
+    const sandbox = await this.sandbox();
+    const handle = await sandbox.open(row.id);
+    return handle ? sandbox.readFile(handle, file.path.slice(DATA_ROOT.length)) : undefined;
+  }
+
+  /** A container's files gone from this host and the blob store (its rows stay for the caller). */
+  async removeFiles(containerId: string): Promise<void> {
+    const sandbox = await this.sandbox();
+    await sandbox.destroy(containerId);
+    this.versions.delete(containerId);
+    const keys = (await this.containers.filesOf(containerId)).map((r) => r.blob_key).filter((k): k is string => k !== null);
+    await Promise.all(keys.map((k) => this.deps.blobs.delete(k).catch(() => undefined)));
+  }
+
+  /** Deletes the account's container: its files everywhere, then its rows; false when it has none such. */
+  async delete(accountId: string, id: string): Promise<boolean> {
+    if (!(await this.containers.row(accountId, id))) return false;
+    await this.removeFiles(id);
+    return this.containers.delete(accountId, id);
+  }
+
+  /** The expiry sweep (one instance at a time): idle containers' files removed everywhere. */
+  expire(log?: { warn(obj: object, msg?: string): void }): Promise<number> {
+    return this.containers.expire((id) => this.removeFiles(id), log);
+  }
+
+  /**
+   * This host's copies of containers that are gone or expired (another instance deleted
+   * or expired them) are removed: each may hold 64 MB of memory. Every instance runs it.
+   */
+  async sweepLocal(): Promise<number> {
+    if (!this.deps.sandbox || !(await this.deps.sandbox.status()).available) return 0;
+    let removed = 0;
+    for (const id of await this.deps.sandbox.localContainers()) {
+      const row = await this.containers.byId(id);
+      if (row && !this.containers.isExpired(row)) continue;
+      await this.deps.sandbox.destroy(id);
+      this.versions.delete(id);
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Runs sweepLocal every `everyMs` until the returned function is called. */
+  startLocalSweep(everyMs: number, log?: { warn(obj: object, msg?: string): void }): () => void {
+    const timer = setInterval(() => {
+      this.sweepLocal().catch((err: unknown) => log?.warn({ err }, "this host's copies of gone containers could not be removed"));
+    }, everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /**
@@ -132,15 +287,17 @@ export class ContainerRuntime {
   /** Copies uploaded files into /mnt/data; with `keep`, a file whose name is there already stays as it is. */
   async copyIn(row: ContainersTable, files: readonly { id: string; param: string }[], keep = false): Promise<void> {
     if (files.length === 0) return;
-    const handle = await this.handle(row.id);
+    const handle = await this.local(row);
+    const placed = new Set<string>();
     for (const f of files) {
       if (keep) {
         const meta = await this.deps.files.get(row.account_id, f.id);
         if (meta && (await this.containers.fileRows(row.id, [DATA_ROOT + meta.filename])).length > 0) continue;
       }
       const { name, content } = await this.uploaded(row.account_id, f.id, f.param);
-      await this.containers.addFile(row, await this.place(handle, name, content, f.param));
+      placed.add((await this.place(handle, name, content, f.param)).path);
     }
+    if (placed.size > 0) await this.commit(row, handle, undefined, placed);
   }
 
   /** An uploaded file of the account, its name checked, its bytes read (up to the container's cap). */
@@ -213,9 +370,10 @@ export class ContainerRuntime {
       ...(input.id ? { id: input.id } : {}),
     });
     try {
-      await sandbox.create(row.id);
+      await this.local(row);
       await this.copyIn(row, files);
     } catch (err) {
+      this.versions.delete(row.id);
       await sandbox.destroy(row.id).catch(() => undefined);
       await this.containers.delete(accountId, row.id);
       throw err;
@@ -235,31 +393,17 @@ export class ContainerRuntime {
   }
 
   /**
-   * Runs a program in the container (its skills mounted) and brings the rows in step
-   * with /mnt/data: `written` holds the files the program created or changed.
+   * Runs a program in the container (its skills mounted) and keeps what it changed in
+   * /mnt/data (rows, blobs): `written` holds the files it created or changed.
    */
   async run(row: ContainersTable, options: Omit<RunOptions, 'skills'>): Promise<{ result: RunResult; written: WrittenFile[] }> {
     const sandbox = await this.sandbox();
     // A long response touches its container at every run, so it cannot expire in use; one
     // deleted or expired meanwhile is not brought back (its directory is made only after this).
     if (!(await this.containers.touch(row.id))) throw invalidRequest(`Container ${row.id} has expired or was deleted; create a new one.`, null);
-    const handle = await this.handle(row.id);
+    const handle = await this.local(row);
     const before = new Map((await sandbox.listFiles(handle)).map((f) => [f.path, f]));
     const result = await sandbox.run(handle, { ...options, skills: await this.mounts(row) });
-    const after = await sandbox.listFiles(handle);
-    await this.containers.syncFiles(row, after);
-    const changed = after.filter((f) => {
-      const was = before.get(f.path);
-      return !was || was.bytes !== f.bytes || was.modifiedAt !== f.modifiedAt;
-    });
-    const rows = await this.containers.fileRows(row.id, changed.map((f) => DATA_ROOT + f.path));
-    const written = rows.map((r: ContainerFilesTable) => ({
-      file_id: r.id,
-      container_id: row.id,
-      path: r.path,
-      filename: r.path.slice(r.path.lastIndexOf('/') + 1),
-      bytes: Number(r.bytes),
-    }));
-    return { result, written };
+    return { result, written: await this.commit(row, handle, before) };
   }
 }

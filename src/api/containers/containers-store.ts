@@ -5,7 +5,6 @@
 // can use it in between; the sweep (`expire`) removes the files and the file rows.
 import { sql, type Kysely } from 'kysely';
 import { newId } from '../../ids.ts';
-import type { ContainerFileInfo, Sandbox } from '../../sandbox/types.ts';
 import type { ContainerFilesTable, ContainersTable, Database } from '../../store/schema.ts';
 import type { ListPage, PageOptions } from '../list-page.ts';
 
@@ -63,6 +62,7 @@ export class Containers {
       created_at: now,
       last_active_at: now,
       expired_at: null,
+      files_version: 0,
     };
     await this.db.insertInto('containers').values(row).execute();
     return row;
@@ -82,6 +82,11 @@ export class Containers {
       .where(sql<boolean>`last_active_at + expires_after_minutes * ${MINUTE_MS} > ${this.clock()}`)
       .executeTakeFirstOrThrow();
     return Number(r.n);
+  }
+
+  /** A container whatever its account (the host's own housekeeping). */
+  async byId(id: string): Promise<ContainersTable | undefined> {
+    return this.db.selectFrom('containers').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** Expired by the sweep, or idle past its expiry and waiting for it. */
@@ -143,7 +148,7 @@ export class Containers {
    * expired. Rows expired longer than EXPIRED_RETENTION_MS are deleted. Returns how many
    * containers expired.
    */
-  async expire(sandbox: Sandbox | undefined, log?: Logger): Promise<number> {
+  async expire(removeFiles: (containerId: string) => Promise<void>, log?: Logger): Promise<number> {
     const now = this.clock();
     const due = await this.db
       .selectFrom('containers')
@@ -157,7 +162,7 @@ export class Containers {
       const r = await this.db.updateTable('containers').set({ expired_at: now }).where('id', '=', id).where('expired_at', 'is', null).where('last_active_at', '=', last_active_at).executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) continue;
       expired++;
-      await this.removeFiles(id, sandbox, log);
+      await this.removeAll(id, removeFiles, log);
     }
     // Files an expiry cut off by a crash left behind.
     const leftover = await this.db
@@ -167,14 +172,15 @@ export class Containers {
       .where((eb) => eb.exists(eb.selectFrom('container_files').select('id').whereRef('container_files.container_id', '=', 'containers.id')))
       .limit(100)
       .execute();
-    for (const { id } of leftover) await this.removeFiles(id, sandbox, log);
+    for (const { id } of leftover) await this.removeAll(id, removeFiles, log);
     await this.db.deleteFrom('containers').where('expired_at', '<=', now - EXPIRED_RETENTION_MS).execute();
     return expired;
   }
 
-  private async removeFiles(id: string, sandbox: Sandbox | undefined, log?: Logger): Promise<void> {
+  /** The container's files (directory, blobs) then its file rows; on a failure the rows stay for the next sweep. */
+  private async removeAll(id: string, removeFiles: (containerId: string) => Promise<void>, log?: Logger): Promise<void> {
     try {
-      await sandbox?.destroy(id);
+      await removeFiles(id);
     } catch (err) {
       log?.warn({ err, container: id }, "an expired container's files could not be removed");
       return;
@@ -182,21 +188,21 @@ export class Containers {
     await this.db.deleteFrom('container_files').where('container_id', '=', id).execute();
   }
 
+  /** Counts a change to the container's files; the version it is now. */
+  async bumpFilesVersion(id: string): Promise<number> {
+    const r = await this.db.updateTable('containers').set((eb) => ({ files_version: eb('files_version', '+', 1) })).where('id', '=', id).returning('files_version').executeTakeFirst();
+    return Number(r?.files_version ?? -1);
+  }
+
   // --- files ----------------------------------------------------------------------------
 
-  /** A file added through the API (a file at the same path is replaced: new id). */
-  async addFile(container: ContainersTable, info: ContainerFileInfo): Promise<ContainerFilesTable> {
-    const row: ContainerFilesTable = {
-      id: newId('cfile_'),
-      container_id: container.id,
-      account_id: container.account_id,
-      path: DATA_ROOT + info.path,
-      bytes: info.bytes,
-      source: 'user',
-      created_at: this.clock(),
-    };
-    // One statement, so two adds of one path at once (or an add racing a sync) cannot
-    // both insert: the later one takes the row over, with its new id.
+  /**
+   * A file's row written (a row of that path is taken over: its id, bytes, source and
+   * blob replaced); returns the blob key the path had before, for the caller to delete.
+   * One statement, so two writes of one path at once cannot both insert.
+   */
+  async putFile(row: ContainerFilesTable): Promise<string | null> {
+    const before = await this.db.selectFrom('container_files').select('blob_key').where('container_id', '=', row.container_id).where('path', '=', row.path).executeTakeFirst();
     await this.db
       .insertInto('container_files')
       .values(row)
@@ -206,10 +212,32 @@ export class Containers {
           bytes: eb.ref('excluded.bytes'),
           source: eb.ref('excluded.source'),
           created_at: eb.ref('excluded.created_at'),
+          blob_key: eb.ref('excluded.blob_key'),
         })),
       )
       .execute();
-    return row;
+    return before?.blob_key && before.blob_key !== row.blob_key ? before.blob_key : null;
+  }
+
+  /** Every file row of the container (at most the container's 1,000 files). */
+  async filesOf(containerId: string): Promise<ContainerFilesTable[]> {
+    return this.db.selectFrom('container_files').selectAll().where('container_id', '=', containerId).limit(5_000).execute();
+  }
+
+  /** Deletes file rows; returns their blob keys. */
+  async removeFileRows(ids: readonly string[]): Promise<string[]> {
+    const keys: string[] = [];
+    for (let i = 0; i < ids.length; i += 200) {
+      const part = ids.slice(i, i + 200);
+      const rows = await this.db.selectFrom('container_files').select('blob_key').where('id', 'in', part).execute();
+      await this.db.deleteFrom('container_files').where('id', 'in', part).execute();
+      for (const r of rows) if (r.blob_key) keys.push(r.blob_key);
+    }
+    return keys;
+  }
+
+  newFileRow(container: ContainersTable, path: string, bytes: number, source: 'user' | 'assistant', blobKey: string | null, id = newId('cfile_')): ContainerFilesTable {
+    return { id, container_id: container.id, account_id: container.account_id, path, bytes, source, created_at: this.clock(), blob_key: blobKey };
   }
 
   async fileRow(accountId: string, containerId: string, fileId: string): Promise<ContainerFilesTable | undefined> {
@@ -231,10 +259,6 @@ export class Containers {
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
-  async removeFileRow(fileId: string): Promise<void> {
-    await this.db.deleteFrom('container_files').where('id', '=', fileId).execute();
-  }
-
   async listFiles(containerId: string, page: PageOptions): Promise<ListPage<ContainerFileObject>> {
     const limit = page.limit ?? 20;
     const order = page.order ?? 'desc';
@@ -242,34 +266,6 @@ export class Containers {
     if (page.after) q = q.where('id', order === 'asc' ? '>' : '<', page.after);
     const rows = await q.orderBy('id', order).limit(limit + 1).execute();
     return pageOf(rows.slice(0, limit).map(fileObject), rows.length > limit);
-  }
-
-  /**
-   * Brings the rows in step with the files the sandbox holds: a file a program wrote gets
-   * a row (source assistant), a vanished file loses its row, a changed size is updated.
-   */
-  async syncFiles(container: ContainersTable, onDisk: readonly ContainerFileInfo[]): Promise<void> {
-    const rows = await this.db.selectFrom('container_files').select(['id', 'path', 'bytes']).where('container_id', '=', container.id).execute();
-    const byPath = new Map(rows.map((r) => [r.path, r]));
-    const seen = new Set<string>();
-    const now = this.clock();
-    const added: ContainerFilesTable[] = [];
-    for (const f of onDisk) {
-      const path = DATA_ROOT + f.path;
-      seen.add(path);
-      const row = byPath.get(path);
-      if (!row) {
-        added.push({ id: newId('cfile_'), container_id: container.id, account_id: container.account_id, path, bytes: f.bytes, source: 'assistant', created_at: now });
-      } else if (Number(row.bytes) !== f.bytes) {
-        await this.db.updateTable('container_files').set({ bytes: f.bytes }).where('id', '=', row.id).execute();
-      }
-    }
-    const gone = rows.filter((r) => !seen.has(r.path)).map((r) => r.id);
-    if (gone.length > 0) await this.db.deleteFrom('container_files').where('id', 'in', gone).execute();
-    // Do nothing on conflict: a concurrent sync or add wrote the same path first.
-    for (let i = 0; i < added.length; i += 100) {
-      await this.db.insertInto('container_files').values(added.slice(i, i + 100)).onConflict((oc) => oc.columns(['container_id', 'path']).doNothing()).execute();
-    }
   }
 }
 

@@ -33,9 +33,13 @@ const upload = async (c: OpenAI, name: string, content: string | Buffer) => c.fi
 /** Every byte value, twice, and some UTF-8: what comes back must be identical. */
 const BINARY = Buffer.concat([Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256)), Buffer.from('ünïcödé\r\n\0end')]);
 const dataDir = (containerId: string) => path.join(sandbox.root, containerId);
-/** Uploads into containers leave no blob behind: every blob is an uploaded file's. */
+/** Uploads into containers leave no blob behind: every blob is an uploaded file's or a container file's. */
 async function assertNoStrayBlobs() {
-  const keys = new Set((await server.app.services.store.db.selectFrom('files').select('blob_key').execute()).map((r) => r.blob_key));
+  const db = server.app.services.store.db;
+  const keys = new Set([
+    ...(await db.selectFrom('files').select('blob_key').execute()).map((r) => r.blob_key),
+    ...(await db.selectFrom('container_files').select('blob_key').execute()).map((r) => r.blob_key),
+  ]);
   const blobs = (await fs.readdir(server.config.blobDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
   assert.deepEqual(blobs.filter((name) => !keys.has(name)), []);
 }
@@ -221,7 +225,7 @@ test('an idle container expires: its files go, retrieve says expired, using it i
   await db.updateTable('containers').set({ last_active_at: Date.now() - 2 * 60_000 }).where('id', '=', container.id).execute();
   // Idle past its expiry, it is expired at once, before the sweep.
   assert.equal((await client.containers.retrieve(container.id)).status, 'expired');
-  assert.equal(await new Containers(db).expire(sandbox), 1);
+  assert.equal(await new Containers(db).expire((id) => sandbox.destroy(id)), 1);
   const expired = await client.containers.retrieve(container.id);
   assert.equal(expired.status, 'expired');
   await assert.rejects(fs.stat(dataDir(container.id)), 'the directory is gone');
@@ -232,7 +236,7 @@ test('an idle container expires: its files go, retrieve says expired, using it i
     return true;
   });
   await assert.rejects(client.containers.files.list(container.id), is(400, 'container_id'));
-  assert.equal(await new Containers(db).expire(sandbox), 0, 'once');
+  assert.equal(await new Containers(db).expire((id) => sandbox.destroy(id)), 0, 'once');
   await client.containers.delete(container.id);
   await assert.rejects(client.containers.retrieve(container.id), is(404));
 });

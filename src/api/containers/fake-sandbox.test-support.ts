@@ -57,6 +57,11 @@ export class FakeSandbox implements Sandbox {
     return path.join(this.root, containerId);
   }
 
+  async localContainers(): Promise<string[]> {
+    const entries = await fs.readdir(this.root, { withFileTypes: true }).catch(() => []);
+    return entries.filter((e) => e.isDirectory() && /^[A-Za-z0-9_-]+$/.test(e.name)).map((e) => e.name);
+  }
+
   async create(containerId: string): Promise<ContainerHandle> {
     const dataDir = this.dirOf(containerId);
     await fs.mkdir(dataDir, { recursive: true });

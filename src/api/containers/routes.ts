@@ -25,7 +25,7 @@ import type { Router } from '../../http/router.ts';
 import { contentTypeFor } from '../files/content-type.ts';
 import type { PageOptions } from '../list-page.ts';
 import { plainFileName, type ContainerRuntime } from './container-runtime.ts';
-import { DATA_ROOT, fileObject } from './containers-store.ts';
+import { fileObject } from './containers-store.ts';
 
 export interface ContainerDeps {
   runtime: ContainerRuntime;
@@ -81,11 +81,9 @@ export function containersRoutes(router: Router, deps: ContainerDeps): void {
   });
 
   router.endpoint(deleteContainer, async ({ params, key }) => {
-    const sandbox = await runtime.sandbox();
+    await runtime.sandbox();
     const id = params.container_id!;
-    if (!(await containers.row(key.accountId, id))) throw missingContainer(id);
-    await sandbox.destroy(id);
-    if (!(await containers.delete(key.accountId, id))) throw missingContainer(id);
+    if (!(await runtime.delete(key.accountId, id))) throw missingContainer(id);
     return { id, object: 'container.deleted', deleted: true };
   });
 
@@ -97,29 +95,28 @@ export function containersRoutes(router: Router, deps: ContainerDeps): void {
     const fileId = body.file_id;
     if ((upload === undefined) === (fileId === undefined)) throw invalidRequest('Send exactly one of file (a multipart upload) and file_id.', upload === undefined ? 'file' : 'file_id');
     const row = await runtime.usable(key.accountId, params.container_id!);
-    const handle = await runtime.handle(row.id);
-    let placed;
+    let added;
     if (upload) {
       const name = plainFileName(upload.filename, 'file');
       // The bytes go into the container; the staged blob is deleted either way.
       const blob = upload.claim();
       try {
-        placed = await runtime.place(handle, name, await readAll(await blobs.get(blob.key)), 'file');
+        added = await runtime.addFile(row, name, await readAll(await blobs.get(blob.key)), 'file');
       } finally {
         await blobs.delete(blob.key).catch(() => undefined);
       }
     } else {
       const { name, content } = await runtime.uploaded(key.accountId, fileId!, 'file_id');
-      placed = await runtime.place(handle, name, content, 'file_id');
+      added = await runtime.addFile(row, name, content, 'file_id');
     }
-    return fileObject(await containers.addFile(row, placed));
+    return fileObject(added);
   });
 
   router.endpoint(listContainerFiles, async ({ params, query, key }) => {
-    const sandbox = await runtime.sandbox();
+    await runtime.sandbox();
     const row = await runtime.usable(key.accountId, params.container_id!);
-    // Files a program wrote (or removed) since the last look.
-    await containers.syncFiles(row, await sandbox.listFiles(await runtime.handle(row.id)));
+    // Files this host's copy holds that the rows do not yet (a run cut off before it kept them).
+    await runtime.refresh(row);
     return containers.listFiles(row.id, pageOf(query));
   });
 
@@ -132,26 +129,21 @@ export function containersRoutes(router: Router, deps: ContainerDeps): void {
   });
 
   router.endpoint(deleteContainerFile, async ({ params, key }) => {
-    const sandbox = await runtime.sandbox();
+    await runtime.sandbox();
     const row = await runtime.usable(key.accountId, params.container_id!);
     const file = await containers.fileRow(key.accountId, row.id, params.file_id!);
     if (!file) throw missingFile(params.file_id!);
-    await sandbox.removeFile(await runtime.handle(row.id), file.path.slice(DATA_ROOT.length));
-    await containers.removeFileRow(file.id);
+    await runtime.removeFile(row, file);
     return { id: file.id, object: 'container.file.deleted', deleted: true };
   });
 
   router.endpoint(retrieveContainerFileContent, async ({ params, key, reply }) => {
-    const sandbox = await runtime.sandbox();
+    await runtime.sandbox();
     const row = await runtime.usable(key.accountId, params.container_id!);
     const file = await containers.fileRow(key.accountId, row.id, params.file_id!);
     if (!file) throw missingFile(params.file_id!);
-    const content = await sandbox.readFile(await runtime.handle(row.id), file.path.slice(DATA_ROOT.length));
-    if (!content) {
-      // A program removed it (or made it a link): the row goes too.
-      await containers.removeFileRow(file.id);
-      throw missingFile(params.file_id!);
-    }
+    const content = await runtime.readFile(row, file);
+    if (!content) throw missingFile(params.file_id!);
     const name = file.path.slice(file.path.lastIndexOf('/') + 1);
     reply.header('content-type', contentTypeFor(name)).header('content-length', content.length);
     return reply.send(content);
