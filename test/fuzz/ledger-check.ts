@@ -131,12 +131,15 @@ export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promis
   return f;
 }
 
-/** Blobs no file row names (a refused upload's), temp files left behind, rows without their blob. */
+/** Blobs no row names (a refused upload's), temp files left behind, file rows without their blob. */
 async function blobsLeaked(db: Kysely<Database>, dir: string): Promise<string[]> {
   if (!fs.existsSync(dir)) return [];
   const out: string[] = [];
   const rows = await db.selectFrom('files').select(['id', 'blob_key']).execute();
   const keys = new Set(rows.map((r) => r.blob_key));
+  // Container files and skill versions keep blobs too.
+  for (const r of await db.selectFrom('container_files').select('blob_key').execute()) if (r.blob_key) keys.add(r.blob_key);
+  for (const r of await db.selectFrom('skill_versions').select('manifest').execute()) for (const f of JSON.parse(r.manifest) as { blob_key: string }[]) keys.add(f.blob_key);
   const onDisk = new Set<string>();
   for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
     if (!e.isFile()) continue;

@@ -111,14 +111,35 @@ export class ContainerRuntime {
     return row;
   }
 
+  /** Per container on this host: one change to its directory or rows at a time. */
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  /**
+   * Runs `fn` after every earlier change to the container on this host (a rebuild, an add,
+   * a commit) has ended, so two of them never interleave; programs themselves run outside it.
+   */
+  private exclusive<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const next = (this.locks.get(id) ?? Promise.resolve()).then(fn, fn);
+    const tail = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.locks.set(id, tail);
+    void tail.then(() => {
+      if (this.locks.get(id) === tail) this.locks.delete(id);
+    });
+    return next;
+  }
+
   /**
    * The container's directory on this host, holding its current files: made, or rebuilt
    * from the blob store when this host's copy is of an older files_version (another
-   * instance changed the files, or this process restarted). `row` must be fresh (usable()).
+   * instance changed the files, or this process restarted). Called under `exclusive`.
    */
-  async local(row: ContainersTable): Promise<ContainerHandle> {
+  private async localCopy(row: ContainersTable): Promise<ContainerHandle> {
     const sandbox = await this.sandbox();
-    const version = Number(row.files_version);
+    // The version now (the row may have been read before another change).
+    const version = Number((await this.containers.byId(row.id))?.files_version ?? row.files_version);
     const existing = await sandbox.open(row.id);
     if (existing && this.versions.get(row.id) === version) return existing;
     const handle = existing ?? (await sandbox.create(row.id));
@@ -169,7 +190,14 @@ export class ContainerRuntime {
       // Added through the API: a new file object; changed by a program: the same one.
       const fresh = user?.has(f.path) || !kept;
       const fileRow = this.containers.newFileRow(row, DATA_ROOT + f.path, bytes.length, user?.has(f.path) ? 'user' : (kept?.source ?? 'assistant'), blob.key, fresh ? undefined : kept!.id);
-      const old = await this.containers.putFile(fileRow);
+      let old: string | null;
+      try {
+        old = await this.containers.putFile(fileRow);
+      } catch (err) {
+        // No row names it (the container was deleted meanwhile): the blob goes too.
+        await this.deps.blobs.delete(blob.key).catch(() => undefined);
+        throw err;
+      }
       if (old) stale.push(old);
       written.push({ file_id: fileRow.id, container_id: row.id, path: fileRow.path, filename: fileRow.path.slice(fileRow.path.lastIndexOf('/') + 1), bytes: bytes.length });
     }
@@ -186,9 +214,11 @@ export class ContainerRuntime {
 
   /** Adds a file at /mnt/data/<name> (an uploaded or copied one): its row, as the API shows it. */
   async addFile(row: ContainersTable, name: string, bytes: Uint8Array, param: string): Promise<ContainerFilesTable> {
-    const handle = await this.local(row);
-    const placed = await this.place(handle, name, bytes, param);
-    const written = await this.commit(row, handle, undefined, new Set([placed.path]));
+    const { placed, written } = await this.exclusive(row.id, async () => {
+      const handle = await this.localCopy(row);
+      const placed = await this.place(handle, name, bytes, param);
+      return { placed, written: await this.commit(row, handle, undefined, new Set([placed.path])) };
+    });
     const mine = written.find((w) => w.path === DATA_ROOT + placed.path);
     // The row this add wrote (another add of the name at once may have taken the path over since).
     if (mine) return { ...this.containers.newFileRow(row, mine.path, mine.bytes, 'user', null, mine.file_id) };
@@ -200,16 +230,21 @@ export class ContainerRuntime {
   /** The container's file rows brought in step with this host's copy when it is the current one (a program's files since). */
   async refresh(row: ContainersTable): Promise<void> {
     const sandbox = await this.sandbox();
-    const handle = await sandbox.open(row.id);
-    if (handle && this.versions.get(row.id) === Number(row.files_version)) await this.commit(row, handle);
+    await this.exclusive(row.id, async () => {
+      const handle = await sandbox.open(row.id);
+      const version = Number((await this.containers.byId(row.id))?.files_version ?? -1);
+      if (handle && this.versions.get(row.id) === version) await this.commit(row, handle);
+    });
   }
 
   /** Removes a file from /mnt/data, its row and its blob. */
   async removeFile(row: ContainersTable, file: ContainerFilesTable): Promise<void> {
     const sandbox = await this.sandbox();
-    const handle = await this.local(row);
-    await sandbox.removeFile(handle, file.path.slice(DATA_ROOT.length));
-    await this.commit(row, handle);
+    await this.exclusive(row.id, async () => {
+      const handle = await this.localCopy(row);
+      await sandbox.removeFile(handle, file.path.slice(DATA_ROOT.length));
+      await this.commit(row, handle);
+    });
     // A file whose bytes were never on this host (no blob) still loses its row.
     await this.containers.removeFileRows([file.id]);
   }
@@ -222,25 +257,26 @@ export class ContainerRuntime {
     return handle ? sandbox.readFile(handle, file.path.slice(DATA_ROOT.length)) : undefined;
   }
 
-  /** A container's files gone from this host and the blob store (its rows stay for the caller). */
-  async removeFiles(containerId: string): Promise<void> {
+  /** A container's files gone from this host and the blob store (its rows already deleted). */
+  private async removeFiles(containerId: string, blobKeys: readonly string[]): Promise<void> {
     const sandbox = await this.sandbox();
     await sandbox.destroy(containerId);
     this.versions.delete(containerId);
-    const keys = (await this.containers.filesOf(containerId)).map((r) => r.blob_key).filter((k): k is string => k !== null);
-    await Promise.all(keys.map((k) => this.deps.blobs.delete(k).catch(() => undefined)));
+    await Promise.all(blobKeys.map((k) => this.deps.blobs.delete(k).catch(() => undefined)));
   }
 
-  /** Deletes the account's container: its files everywhere, then its rows; false when it has none such. */
+  /** Deletes the account's container: its rows, then its files everywhere; false when it has none such. */
   async delete(accountId: string, id: string): Promise<boolean> {
     if (!(await this.containers.row(accountId, id))) return false;
-    await this.removeFiles(id);
-    return this.containers.delete(accountId, id);
+    const keys = await this.containers.delete(accountId, id);
+    if (keys === false) return false;
+    await this.removeFiles(id, keys);
+    return true;
   }
 
   /** The expiry sweep (one instance at a time): idle containers' files removed everywhere. */
   expire(log?: { warn(obj: object, msg?: string): void }): Promise<number> {
-    return this.containers.expire((id) => this.removeFiles(id), log);
+    return this.containers.expire((id, keys) => this.removeFiles(id, keys), log);
   }
 
   /**
@@ -287,7 +323,11 @@ export class ContainerRuntime {
   /** Copies uploaded files into /mnt/data; with `keep`, a file whose name is there already stays as it is. */
   async copyIn(row: ContainersTable, files: readonly { id: string; param: string }[], keep = false): Promise<void> {
     if (files.length === 0) return;
-    const handle = await this.local(row);
+    await this.exclusive(row.id, () => this.copyInLocked(row, files, keep));
+  }
+
+  private async copyInLocked(row: ContainersTable, files: readonly { id: string; param: string }[], keep: boolean): Promise<void> {
+    const handle = await this.localCopy(row);
     const placed = new Set<string>();
     for (const f of files) {
       if (keep) {
@@ -370,12 +410,14 @@ export class ContainerRuntime {
       ...(input.id ? { id: input.id } : {}),
     });
     try {
-      await this.local(row);
-      await this.copyIn(row, files);
+      await this.exclusive(row.id, async () => {
+        await this.localCopy(row);
+        if (files.length > 0) await this.copyInLocked(row, files, false);
+      });
     } catch (err) {
-      this.versions.delete(row.id);
-      await sandbox.destroy(row.id).catch(() => undefined);
-      await this.containers.delete(accountId, row.id);
+      // Nothing half-made is left: no directory, no rows, no blobs.
+      const keys = await this.containers.delete(accountId, row.id);
+      await this.removeFiles(row.id, keys || []).catch(() => undefined);
       throw err;
     }
     return row;
@@ -401,9 +443,11 @@ export class ContainerRuntime {
     // A long response touches its container at every run, so it cannot expire in use; one
     // deleted or expired meanwhile is not brought back (its directory is made only after this).
     if (!(await this.containers.touch(row.id))) throw invalidRequest(`Container ${row.id} has expired or was deleted; create a new one.`, null);
-    const handle = await this.local(row);
-    const before = new Map((await sandbox.listFiles(handle)).map((f) => [f.path, f]));
+    const { handle, before } = await this.exclusive(row.id, async () => {
+      const handle = await this.localCopy(row);
+      return { handle, before: new Map((await sandbox.listFiles(handle)).map((f) => [f.path, f])) };
+    });
     const result = await sandbox.run(handle, { ...options, skills: await this.mounts(row) });
-    return { result, written: await this.commit(row, handle, before) };
+    return { result, written: await this.exclusive(row.id, () => this.commit(row, handle, before)) };
   }
 }

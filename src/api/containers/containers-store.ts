@@ -118,12 +118,12 @@ export class Containers {
     return pageOf(rows.slice(0, limit).map((r) => this.object(r)), rows.length > limit);
   }
 
-  /** Deletes the rows (the files' go with them); false when the account has none such. */
-  async delete(accountId: string, id: string): Promise<boolean> {
+  /** Deletes the rows (the files' go with them); the files' blob keys, or false when the account has none such. */
+  async delete(accountId: string, id: string): Promise<string[] | false> {
     return this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('container_files').where('container_id', '=', id).where('account_id', '=', accountId).execute();
+      const files = await trx.deleteFrom('container_files').where('container_id', '=', id).where('account_id', '=', accountId).returning('blob_key').execute();
       const r = await trx.deleteFrom('containers').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
-      return Number(r.numDeletedRows) > 0;
+      return Number(r.numDeletedRows) > 0 ? files.map((f) => f.blob_key).filter((k): k is string => k !== null) : false;
     });
   }
 
@@ -148,7 +148,7 @@ export class Containers {
    * expired. Rows expired longer than EXPIRED_RETENTION_MS are deleted. Returns how many
    * containers expired.
    */
-  async expire(removeFiles: (containerId: string) => Promise<void>, log?: Logger): Promise<number> {
+  async expire(removeFiles: (containerId: string, blobKeys: string[]) => Promise<void>, log?: Logger): Promise<number> {
     const now = this.clock();
     const due = await this.db
       .selectFrom('containers')
@@ -177,15 +177,17 @@ export class Containers {
     return expired;
   }
 
-  /** The container's files (directory, blobs) then its file rows; on a failure the rows stay for the next sweep. */
-  private async removeAll(id: string, removeFiles: (containerId: string) => Promise<void>, log?: Logger): Promise<void> {
+  /** The container's file rows, then its files (directory, the rows' blobs). */
+  private async removeAll(id: string, removeFiles: (containerId: string, blobKeys: string[]) => Promise<void>, log?: Logger): Promise<void> {
+    const rows = await this.db.deleteFrom('container_files').where('container_id', '=', id).returning('blob_key').execute();
     try {
-      await removeFiles(id);
+      await removeFiles(
+        id,
+        rows.map((r) => r.blob_key).filter((k): k is string => k !== null),
+      );
     } catch (err) {
       log?.warn({ err, container: id }, "an expired container's files could not be removed");
-      return;
     }
-    await this.db.deleteFrom('container_files').where('container_id', '=', id).execute();
   }
 
   /** Counts a change to the container's files; the version it is now. */
@@ -202,8 +204,12 @@ export class Containers {
    * One statement, so two writes of one path at once cannot both insert.
    */
   async putFile(row: ContainerFilesTable): Promise<string | null> {
-    const before = await this.db.selectFrom('container_files').select('blob_key').where('container_id', '=', row.container_id).where('path', '=', row.path).executeTakeFirst();
-    await this.db
+    return this.db.transaction().execute(async (trx) => {
+      // Writers of one container's files take turns (a row lock on PostgreSQL; SQLite runs
+      // one transaction at a time), so the blob the path had is known exactly.
+      await trx.updateTable('containers').set((eb) => ({ files_version: eb.ref('files_version') })).where('id', '=', row.container_id).execute();
+      const before = await trx.selectFrom('container_files').select('blob_key').where('container_id', '=', row.container_id).where('path', '=', row.path).executeTakeFirst();
+      await trx
       .insertInto('container_files')
       .values(row)
       .onConflict((oc) =>
@@ -216,7 +222,8 @@ export class Containers {
         })),
       )
       .execute();
-    return before?.blob_key && before.blob_key !== row.blob_key ? before.blob_key : null;
+      return before?.blob_key && before.blob_key !== row.blob_key ? before.blob_key : null;
+    });
   }
 
   /** Every file row of the container (at most the container's 1,000 files). */
@@ -228,9 +235,8 @@ export class Containers {
   async removeFileRows(ids: readonly string[]): Promise<string[]> {
     const keys: string[] = [];
     for (let i = 0; i < ids.length; i += 200) {
-      const part = ids.slice(i, i + 200);
-      const rows = await this.db.selectFrom('container_files').select('blob_key').where('id', 'in', part).execute();
-      await this.db.deleteFrom('container_files').where('id', 'in', part).execute();
+      // The keys of exactly the rows deleted, even with a write of the same rows at once.
+      const rows = await this.db.deleteFrom('container_files').where('id', 'in', ids.slice(i, i + 200)).returning('blob_key').execute();
       for (const r of rows) if (r.blob_key) keys.push(r.blob_key);
     }
     return keys;

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
-import { Containers } from './containers-store.ts';
 import { FakeSandbox } from './fake-sandbox.test-support.ts';
 
 let server: TestServer;
@@ -225,7 +224,7 @@ test('an idle container expires: its files go, retrieve says expired, using it i
   await db.updateTable('containers').set({ last_active_at: Date.now() - 2 * 60_000 }).where('id', '=', container.id).execute();
   // Idle past its expiry, it is expired at once, before the sweep.
   assert.equal((await client.containers.retrieve(container.id)).status, 'expired');
-  assert.equal(await new Containers(db).expire((id) => sandbox.destroy(id)), 1);
+  assert.equal(await server.app.containers.expire(), 1);
   const expired = await client.containers.retrieve(container.id);
   assert.equal(expired.status, 'expired');
   await assert.rejects(fs.stat(dataDir(container.id)), 'the directory is gone');
@@ -236,7 +235,7 @@ test('an idle container expires: its files go, retrieve says expired, using it i
     return true;
   });
   await assert.rejects(client.containers.files.list(container.id), is(400, 'container_id'));
-  assert.equal(await new Containers(db).expire((id) => sandbox.destroy(id)), 0, 'once');
+  assert.equal(await server.app.containers.expire(), 0, 'once');
   await client.containers.delete(container.id);
   await assert.rejects(client.containers.retrieve(container.id), is(404));
 });
@@ -294,4 +293,8 @@ test('adds of one file name at once all succeed and leave one file', async () =>
   const listed = await client.containers.files.list(c.id);
   assert.deepEqual(listed.data.map((f) => f.path), ['/mnt/data/same.txt']);
   assert.ok(added.some((f) => f.id === listed.data[0]!.id));
+  // Every replaced version's blob is gone: the one kept is the only one left of this name.
+  await assertNoStrayBlobs();
+  await client.containers.delete(c.id);
+  await assertNoStrayBlobs();
 });
