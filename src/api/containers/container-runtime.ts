@@ -259,10 +259,11 @@ export class ContainerRuntime {
 
   /** A container's files gone from this host and the blob store (its rows already deleted). */
   private async removeFiles(containerId: string, blobKeys: readonly string[]): Promise<void> {
-    const sandbox = await this.sandbox();
-    await sandbox.destroy(containerId);
-    this.versions.delete(containerId);
+    // The blobs first: their rows are gone, so nothing else would remove them; a directory
+    // left by a failed destroy is removed by this host's sweepLocal later.
     await Promise.all(blobKeys.map((k) => this.deps.blobs.delete(k).catch(() => undefined)));
+    this.versions.delete(containerId);
+    await (await this.sandbox()).destroy(containerId);
   }
 
   /** Deletes the account's container: its rows, then its files everywhere; false when it has none such. */
