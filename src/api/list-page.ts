@@ -19,3 +19,18 @@ export interface PageOptions {
   before?: string;
   order?: 'asc' | 'desc';
 }
+
+/** A list query's cursor options (the contract has checked them; absent ones stay absent). */
+export function pageOptions(query: Record<string, unknown>): PageOptions {
+  return {
+    ...(typeof query.limit === 'number' ? { limit: query.limit } : {}),
+    ...(typeof query.after === 'string' ? { after: query.after } : {}),
+    ...(typeof query.before === 'string' ? { before: query.before } : {}),
+    ...(query.order === 'asc' || query.order === 'desc' ? { order: query.order } : {}),
+  };
+}
+
+/** The list envelope of one page. */
+export function listPage<T extends { id?: unknown }>(data: T[], hasMore: boolean): ListPage<T> {
+  return { object: 'list', data, first_id: (data[0]?.id as string | undefined) ?? null, last_id: (data.at(-1)?.id as string | undefined) ?? null, has_more: hasMore };
+}

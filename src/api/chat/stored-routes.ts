@@ -1,6 +1,7 @@
 // GET/POST/DELETE /chat/completions/... for stored completions (SPEC "Chat completions").
 // The contract has checked query and body; an id the key's account cannot see (unknown,
 // another account's, expired) is 404 model_not_found, the same for all three.
+import { pageOptions } from '../list-page.ts';
 import {
   deleteChatCompletion,
   getChatCompletion,
@@ -20,18 +21,10 @@ function found<T>(value: T | undefined, id: string): T {
 }
 
 /** The shared list fields; the contract spreads them as a generic table, so they arrive untyped. */
-function pageOf(query: Record<string, unknown>): PageOptions {
-  return {
-    ...(typeof query.limit === 'number' ? { limit: query.limit } : {}),
-    ...(typeof query.after === 'string' ? { after: query.after } : {}),
-    ...(query.order === 'asc' || query.order === 'desc' ? { order: query.order } : {}),
-  };
-}
-
 export function storedChatRoutes(router: Router, stored: StoredCompletions): void {
   router.endpoint(listChatCompletions, async ({ query, key }) =>
     stored.list(key.accountId, {
-      ...pageOf(query),
+      ...pageOptions(query),
       ...(query.model !== undefined ? { model: query.model } : {}),
       metadata: (query.metadata as Metadata | null | undefined) ?? null,
     }),
@@ -46,6 +39,6 @@ export function storedChatRoutes(router: Router, stored: StoredCompletions): voi
   router.endpoint(deleteChatCompletion, async ({ params, key }) => found(await stored.delete(key.accountId, params.completion_id!), params.completion_id!));
 
   router.endpoint(getChatCompletionMessages, async ({ params, query, key }) =>
-    found(await stored.listMessages(key.accountId, params.completion_id!, pageOf(query)), params.completion_id!),
+    found(await stored.listMessages(key.accountId, params.completion_id!, pageOptions(query)), params.completion_id!),
   );
 }

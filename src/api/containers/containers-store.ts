@@ -6,7 +6,7 @@
 import { sql, type Kysely } from 'kysely';
 import { newId } from '../../ids.ts';
 import type { ContainerFilesTable, ContainersTable, Database } from '../../store/schema.ts';
-import type { ListPage, PageOptions } from '../list-page.ts';
+import { type ListPage, type PageOptions, listPage } from '../list-page.ts';
 
 const MINUTE_MS = 60_000;
 /** An expired container's row is kept this long (retrieve says `expired`), then deleted. */
@@ -115,7 +115,7 @@ export class Containers {
     // Ids sort by creation, so the cursor is a plain comparison.
     if (page.after) q = q.where('id', order === 'asc' ? '>' : '<', page.after);
     const rows = await q.orderBy('id', order).limit(limit + 1).execute();
-    return pageOf(rows.slice(0, limit).map((r) => this.object(r)), rows.length > limit);
+    return listPage(rows.slice(0, limit).map((r) => this.object(r)), rows.length > limit);
   }
 
   /** Deletes the rows (the files' go with them); the files' blob keys, or false when the account has none such. */
@@ -271,7 +271,7 @@ export class Containers {
     let q = this.db.selectFrom('container_files').selectAll().where('container_id', '=', containerId);
     if (page.after) q = q.where('id', order === 'asc' ? '>' : '<', page.after);
     const rows = await q.orderBy('id', order).limit(limit + 1).execute();
-    return pageOf(rows.slice(0, limit).map(fileObject), rows.length > limit);
+    return listPage(rows.slice(0, limit).map(fileObject), rows.length > limit);
   }
 }
 
@@ -287,6 +287,3 @@ export function fileObject(row: ContainerFilesTable): ContainerFileObject {
   };
 }
 
-function pageOf<T extends { id: string }>(data: T[], hasMore: boolean): ListPage<T> {
-  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
-}

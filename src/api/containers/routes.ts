@@ -23,7 +23,7 @@ import type { UploadedFile } from '../../contract/form.ts';
 import { invalidRequest, notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
 import { contentTypeFor } from '../files/content-type.ts';
-import type { PageOptions } from '../list-page.ts';
+import { pageOptions } from '../list-page.ts';
 import { plainFileName, type ContainerRuntime } from './container-runtime.ts';
 import { fileObject } from './containers-store.ts';
 
@@ -34,14 +34,6 @@ export interface ContainerDeps {
 
 const missingContainer = (id: string) => notFound(`No container found with id '${id}'.`, 'container_id');
 const missingFile = (id: string) => notFound(`No file found with id '${id}' in this container.`, 'file_id');
-
-function pageOf(query: Record<string, unknown>): PageOptions {
-  return {
-    ...(typeof query.limit === 'number' ? { limit: query.limit } : {}),
-    ...(typeof query.after === 'string' ? { after: query.after } : {}),
-    ...(query.order === 'asc' || query.order === 'desc' ? { order: query.order } : {}),
-  };
-}
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -70,7 +62,7 @@ export function containersRoutes(router: Router, deps: ContainerDeps): void {
 
   router.endpoint(listContainers, async ({ query, key }) => {
     await runtime.sandbox();
-    return containers.list(key.accountId, { ...pageOf(query), ...(typeof query.name === 'string' ? { name: query.name } : {}) });
+    return containers.list(key.accountId, { ...pageOptions(query), ...(typeof query.name === 'string' ? { name: query.name } : {}) });
   });
 
   router.endpoint(retrieveContainer, async ({ params, key }) => {
@@ -117,7 +109,7 @@ export function containersRoutes(router: Router, deps: ContainerDeps): void {
     const row = await runtime.usable(key.accountId, params.container_id!);
     // Files this host's copy holds that the rows do not yet (a run cut off before it kept them).
     await runtime.refresh(row);
-    return containers.listFiles(row.id, pageOf(query));
+    return containers.listFiles(row.id, pageOptions(query));
   });
 
   router.endpoint(retrieveContainerFile, async ({ params, key }) => {

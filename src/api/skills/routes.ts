@@ -23,19 +23,11 @@ import type { Router } from '../../http/router.ts';
 import { MAX_BYTES } from './skill-files.ts';
 import { takeUpload } from './skill-upload.ts';
 import type { SkillFileEntry, Skills } from './skills-store.ts';
-import type { PageOptions } from '../list-page.ts';
+import { pageOptions } from '../list-page.ts';
 import type { SkillVersionsTable } from '../../store/schema.ts';
 
 const missingSkill = (id: string) => notFound(`No skill found with id '${id}'.`, 'skill_id');
 const missingVersion = (id: string, version: string) => notFound(`The skill '${id}' has no version '${version}'.`, 'version');
-
-function pageOf(query: Record<string, unknown>): PageOptions {
-  return {
-    ...(typeof query.limit === 'number' ? { limit: query.limit } : {}),
-    ...(typeof query.after === 'string' ? { after: query.after } : {}),
-    ...(query.order === 'asc' || query.order === 'desc' ? { order: query.order } : {}),
-  };
-}
 
 /** The version's files as a zip under a folder named after the skill (uploading it again gives the same files). */
 async function zipOf(skills: Skills, version: SkillVersionsTable): Promise<Buffer> {
@@ -72,7 +64,7 @@ export function skillsRoutes(router: Router, skills: Skills): void {
     }),
   );
 
-  router.endpoint(listSkills, async ({ query, key }) => skills.list(key.accountId, pageOf(query)));
+  router.endpoint(listSkills, async ({ query, key }) => skills.list(key.accountId, pageOptions(query)));
 
   router.endpoint(getSkill, async ({ params, key }) => {
     const skill = await skills.get(key.accountId, params.skill_id!);
@@ -122,7 +114,7 @@ export function skillsRoutes(router: Router, skills: Skills): void {
   router.endpoint(listSkillVersions, async ({ params, query, key }) => {
     const id = params.skill_id!;
     if (!(await skills.row(key.accountId, id))) throw missingSkill(id);
-    const page = await skills.listVersions(key.accountId, id, pageOf(query));
+    const page = await skills.listVersions(key.accountId, id, pageOptions(query));
     if (page === 'no_cursor') throw invalidRequest('No version of this skill has that cursor id.', 'after');
     return page;
   });

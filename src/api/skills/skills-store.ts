@@ -8,7 +8,7 @@ import type { BlobStore } from '../../blobs/blob-store.ts';
 import { newId } from '../../ids.ts';
 import type { Database, SkillsTable, SkillVersionsTable } from '../../store/schema.ts';
 import type { FrontMatter } from './skill-files.ts';
-import type { ListPage, PageOptions } from '../list-page.ts';
+import { type ListPage, type PageOptions, listPage } from '../list-page.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 /** Version numbers are INTEGER columns: anything larger names no version (PostgreSQL would refuse it). */
@@ -118,7 +118,7 @@ export class Skills {
     const kept = rows.slice(0, limit);
     const latest = await this.latest(kept.map((r) => r.id));
     const data = kept.map((r) => this.object(r, latest.get(r.id) ?? r.default_version));
-    return { object: 'list', data, first_id: (data[0]?.id as string) ?? null, last_id: (data.at(-1)?.id as string) ?? null, has_more: rows.length > limit };
+    return listPage(data, rows.length > limit);
   }
 
   private async latest(ids: readonly string[]): Promise<Map<string, number>> {
@@ -179,7 +179,7 @@ export class Skills {
     }
     const rows = await q.orderBy('version', order).limit(limit + 1).execute();
     const data = rows.slice(0, limit).map((r) => this.versionObject(r));
-    return { object: 'list', data, first_id: (data[0]?.id as string) ?? null, last_id: (data.at(-1)?.id as string) ?? null, has_more: rows.length > limit };
+    return listPage(data, rows.length > limit);
   }
 
   /** Points the default at an existing version. */

@@ -34,7 +34,7 @@ import type { Database, VectorStoresTable } from '../../store/schema.ts';
 import type { StoredFiles } from '../files/stored-files.ts';
 import { ACCOUNT_INDEX_BYTES, ingestJob } from './ingest.ts';
 import type { FileStatus, Metadata, NewFile, VectorStores } from './vector-stores-store.ts';
-import type { PageOptions } from '../list-page.ts';
+import { pageOptions } from '../list-page.ts';
 
 export interface VectorStoreDeps {
   vectorStores: VectorStores;
@@ -50,15 +50,6 @@ type Attrs = Record<string, unknown> | null | undefined;
 const missingStore = (id: string) => notFound(`No vector store found with id '${id}'.`, 'vector_store_id');
 const missingFile = (id: string) => notFound(`No file found with id '${id}' in this vector store.`, 'file_id');
 const missingBatch = (id: string) => notFound(`No file batch found with id '${id}' in this vector store.`, 'batch_id');
-
-function pageOf(query: Record<string, unknown>): PageOptions {
-  return {
-    ...(typeof query.limit === 'number' ? { limit: query.limit } : {}),
-    ...(typeof query.after === 'string' ? { after: query.after } : {}),
-    ...(typeof query.before === 'string' ? { before: query.before } : {}),
-    ...(query.order === 'asc' || query.order === 'desc' ? { order: query.order } : {}),
-  };
-}
 
 export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void {
   const { vectorStores, files, jobs } = deps;
@@ -117,7 +108,7 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
     return (await vectorStores.get(key.accountId, row.id))!;
   });
 
-  router.endpoint(listVectorStores, async ({ query, key }) => vectorStores.list(key.accountId, pageOf(query)));
+  router.endpoint(listVectorStores, async ({ query, key }) => vectorStores.list(key.accountId, pageOptions(query)));
 
   router.endpoint(getVectorStore, async ({ params, key }) => {
     const store = await vectorStores.get(key.accountId, params.vector_store_id!);
@@ -179,7 +170,7 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
   router.endpoint(listVectorStoreFiles, async ({ params, query, key }) => {
     const id = params.vector_store_id!;
     if (!(await vectorStores.row(key.accountId, id))) throw missingStore(id);
-    const page = await vectorStores.listFiles(key.accountId, id, { ...pageOf(query), ...(typeof query.filter === 'string' ? { status: query.filter as FileStatus } : {}) });
+    const page = await vectorStores.listFiles(key.accountId, id, { ...pageOptions(query), ...(typeof query.filter === 'string' ? { status: query.filter as FileStatus } : {}) });
     if (page === 'unknown_cursor') throw invalidRequest('No file with that cursor id in this vector store.', query.after ? 'after' : 'before');
     return page;
   });
@@ -257,7 +248,7 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
   router.endpoint(listFilesInVectorStoreBatch, async ({ params, query, key }) => {
     if (!(await vectorStores.batch(key.accountId, params.vector_store_id!, params.batch_id!))) throw missingBatch(params.batch_id!);
     const page = await vectorStores.listFiles(key.accountId, params.vector_store_id!, {
-      ...pageOf(query),
+      ...pageOptions(query),
       batchId: params.batch_id!,
       ...(typeof query.filter === 'string' ? { status: query.filter as FileStatus } : {}),
     });

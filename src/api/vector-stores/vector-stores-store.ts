@@ -7,7 +7,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { AUTO_CHUNKING, type Chunking } from '../../retrieval/chunking.ts';
 import { newId } from '../../ids.ts';
 import type { Database, VectorStoreFilesTable, VectorStoresTable } from '../../store/schema.ts';
-import type { ListPage, PageOptions } from '../list-page.ts';
+import { type ListPage, type PageOptions, listPage } from '../list-page.ts';
 
 const DAY_MS = 86_400_000;
 const sec = (ms: number) => Math.floor(ms / 1000);
@@ -130,7 +130,7 @@ export class VectorStores {
     if (backwards) kept.reverse();
     const counts = await this.countsByStore(kept.map((r) => r.id));
     const data = kept.map((r) => this.object(r, counts.get(r.id) ?? emptyCounts()));
-    return { object: 'list', data, first_id: (data[0]?.id as string) ?? null, last_id: (data.at(-1)?.id as string) ?? null, has_more: more };
+    return listPage(data, more);
   }
 
   async get(accountId: string, id: string): Promise<Record<string, unknown> | undefined> {
@@ -292,7 +292,7 @@ export class VectorStores {
     const kept = rows.slice(0, limit);
     if (backwards) kept.reverse();
     const data = kept.map((r) => this.fileObject(r));
-    return { object: 'list', data, first_id: (data[0]?.id as string) ?? null, last_id: (data.at(-1)?.id as string) ?? null, has_more: rows.length > limit };
+    return listPage(data, rows.length > limit);
   }
 
   async updateAttributes(accountId: string, storeId: string, fileId: string, attributes: Record<string, unknown> | null): Promise<VectorStoreFilesTable | undefined> {
