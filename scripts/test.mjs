@@ -120,7 +120,7 @@ async function startRedis() {
 function runTests(label, files, env) {
   return new Promise((resolve) => {
     console.log(`\n=== ${label}: ${files.length} test files ===`);
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=120000', ...files], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=300000', ...files], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
