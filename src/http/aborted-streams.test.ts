@@ -20,13 +20,13 @@ import { newCall } from '../pipeline/call.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 
 /** Requests per kind (each cut off at a random point). */
-const PER_KIND = Number(process.env.ABORT_PER_KIND ?? 150);
+const PER_KIND = Number(process.env.ABORT_PER_KIND ?? 120);
 /** At once per account: under its concurrency limit, so refusals stay rare. */
 const PARALLEL = 4;
 const CONCURRENCY = 6;
 const SEED = Number(process.env.ABORT_SEED ?? 18);
 /** Output caps short enough to keep the run quick, long enough for dozens of events. */
-const CAP = 32;
+const CAP = 16;
 const ask = 'Tell me about the sea and the ships that sail on it, at length.';
 
 const lateCompletion = { ...createCompletion, operationId: 'testLateCompletion', path: '/test/late-completion' } as const;
@@ -304,7 +304,8 @@ async function newKey() {
   return { account, key };
 }
 
-test('calls cut off at any point are each finished once: slots free, nothing held, activity equals the ledger', async (t) => {
+// A loaded machine slows the run (about 25 s on an idle one), it must not fail it.
+test('calls cut off at any point are each finished once: slots free, nothing held, activity equals the ledger', { timeout: 600_000 }, async (t) => {
   const t0 = performance.now();
   // One account per kind, all kinds at once: a leak is named by its kind.
   const accounts = await Promise.all(kinds('').map(() => newKey()));
