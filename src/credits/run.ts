@@ -6,7 +6,7 @@
 // ends (finished, caller gone, error). The call (pipeline/call.ts) then carries the
 // figures to its activity row.
 import type { ChatModel } from '../contract/models.ts';
-import { insufficientQuota } from '../errors.ts';
+import { insufficientQuota, serverError } from '../errors.ts';
 import { callSignal, type Call } from '../pipeline/call.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { StreamPart, Usage } from '../providers/types.ts';
@@ -84,6 +84,12 @@ export class Run {
           ? 'This account does not have enough credits for this request (its input plus the output cap). Add credits or lower max_tokens.'
           : 'This account does not have enough credits for this request (its input). Add credits.',
       );
+    }
+    if (call.done) {
+      // The call was finished while this reserved (its caller went away), so its finish
+      // step saw no settlement to wait for: the hold goes back at once, and nothing runs.
+      await services.ledger.settle(reservation, 0);
+      throw serverError('The caller went away before the model ran.');
     }
     call.creditsReserved = reservation.amount;
     const run = new Run(services, call, key, price, input, reservation);

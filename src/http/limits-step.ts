@@ -12,5 +12,7 @@ export function limitsStep(services: Services) {
     } finally {
       reply.headers(request.state.headers);
     }
+    // Finished already (the client went away during the earlier steps): no handler runs.
+    if (request.state.done) reply.hijack();
   };
 }

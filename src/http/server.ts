@@ -10,7 +10,7 @@ import { authenticateStep } from './authenticate.ts';
 import { contractStep } from './contract-step.ts';
 import { clientErrorHandler, answerExpectationFailed, frameworkErrors } from './client-errors.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
-import { clientGoneStep, finishStep } from './finish-step.ts';
+import { finishStep } from './finish-step.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { limitsStep } from './limits-step.ts';
 import { installMultipartBodyParser } from './multipart-body.ts';
@@ -55,15 +55,12 @@ export function installPipeline(app: FastifyInstance, services: Services): void 
   installJsonBodyParser(app);
   installMultipartBodyParser(app, services.blobs);
   app.decorate('metrics', services.metrics);
-  const finish = finishStep(services);
-  // First, so the connection is watched (and lingers for an unread body) whatever a later step answers.
-  app.addHook('onRequest', clientGoneStep(finish));
+  // First, so every request is finished (and lingers for an unread body) whatever a later step answers.
+  app.addHook('onRequest', finishStep(services));
   app.addHook('onRequest', requestIdStep);
   app.addHook('onRequest', authenticateStep(services));
   app.addHook('preValidation', contractStep);
   app.addHook('preHandler', limitsStep(services));
-  app.addHook('onResponse', finish);
-  app.addHook('onRequestAbort', (request) => finish(request));
   app.setErrorHandler(errorHandler(services.config.bodyLimitBytes));
   app.setNotFoundHandler(notFoundHandler);
 }

@@ -1,5 +1,5 @@
 // Server-sent events, written straight to the response socket. The reply is hijacked
-// from Fastify (its onResponse step, and so the pipeline's finish step, still runs):
+// from Fastify (the pipeline's finish step still runs: it owns the response's close):
 // piping a stream through Fastify costs a Transform per response and a stream hop per
 // event.
 //

@@ -47,6 +47,12 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
     wait.throwIfAborted();
     await new Promise((resolve) => setTimeout(resolve, SLOT_RETRY_MS));
   }
+  if (call.done) {
+    // The caller went away while this waited and the call is finished: nothing would
+    // release a slot taken now, so it goes straight back (the transport runs nothing more).
+    await limits.releaseSlot(key.accountId);
+    return;
+  }
   call.slotHeld = true;
   // Credits are checked by the reservation the handler takes before any model runs
   // (credits/run.ts): one conditional update, no separate read here.

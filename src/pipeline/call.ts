@@ -100,3 +100,12 @@ export function callSignal(call: Call): AbortSignal {
   call.abort ??= new AbortController();
   return call.abort.signal;
 }
+
+/**
+ * Stops the call's work (its caller went away, or it was cancelled). The signal is made
+ * now when no step has asked for it yet, so work that starts later sees it aborted.
+ */
+export function abortCall(call: Call, reason?: unknown): void {
+  callSignal(call);
+  call.abort!.abort(reason);
+}

@@ -15,7 +15,7 @@ import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { admitCall } from '../../pipeline/admit.ts';
 import { admitKey, authenticateCall } from '../../pipeline/authenticate.ts';
-import { newCall, type Call, type RouteConfig } from '../../pipeline/call.ts';
+import { abortCall, newCall, type Call, type RouteConfig } from '../../pipeline/call.ts';
 import { checkCall } from '../../pipeline/contract.ts';
 import { finishCall } from '../../pipeline/finish.ts';
 import { providerFailure } from '../stream-answer.ts';
@@ -92,7 +92,8 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
         clearTimeout(expire);
         open.set(accountId, (open.get(accountId) ?? 1) - 1);
         if (open.get(accountId) === 0) open.delete(accountId);
-        running?.abort?.abort();
+        // Made now if the turn has not asked for it yet, so the turn stops wherever it is.
+        if (running) abortCall(running);
       });
 
       const send = (event: unknown) => {
