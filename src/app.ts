@@ -27,6 +27,7 @@ import { filesRoutes } from './api/files/routes.ts';
 import { Containers } from './api/containers/containers-store.ts';
 import { containersRoutes } from './api/containers/routes.ts';
 import type { Sandbox } from './sandbox/types.ts';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { BwrapSandbox } from './sandbox/bwrap-sandbox.ts';
 import { chooseSandboxRoot } from './sandbox/sandbox-root.ts';
@@ -251,6 +252,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await services.limits.close();
         await index.close();
         await closeDocumentSandbox();
+        // A root the service made elsewhere goes when it holds nothing (made again at the next start).
+        if (sandboxRoot.note) await fsp.rmdir(sandboxRoot.root).catch(() => undefined);
         await store.close();
         (http.log as { flush?: () => void }).flush?.();
       })()),

@@ -27,10 +27,14 @@ async function main(): Promise<void> {
     throw databaseError(err, config.database) ?? err;
   });
 
+  // The sandbox probe (a run of python3 in bubblewrap) overlaps listening and the first run.
+  const containers = app.containers.status();
   let address: string;
   try {
     address = await app.http.listen({ host: config.host, port: config.port });
   } catch (err) {
+    // The probe first: it leaves nothing behind once it has ended.
+    await containers;
     await app.close().catch(() => undefined);
     throw listenError(err, config) ?? err;
   }
@@ -43,7 +47,7 @@ async function main(): Promise<void> {
     engine: describeEngine(upstream),
     database: describeDatabase(config.database),
     admin: describeAdmin(await app.services.adminTokens.source(), config.adminToken !== undefined && (await hasStoredAdminToken(app.services.store.db))),
-    containers: describeContainers(await app.containers.status()),
+    containers: describeContainers(await containers),
   };
   app.http.log.info({ ...summary, address }, summaryLine(summary));
   const banner = firstRunBanner(created, address);

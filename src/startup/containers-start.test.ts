@@ -66,6 +66,8 @@ test('a data directory under a 0700 directory: code_interpreter runs out of the 
     assert.equal((await call(server.origin, 'DELETE', `/v1/containers/${run.container_id}`)).status, 200);
     assert.equal(fs.statSync(home).mode & 0o7777, 0o700, "the user's directory is as closed as it was");
     assert.equal(fs.existsSync(configured), false, 'nothing made where it cannot be used');
+    assert.equal(await server.stop(), 0);
+    assert.equal(fs.existsSync(root), false, 'a root it made, left empty, goes at shutdown');
   } finally {
     await server.stop();
     if (root) {
