@@ -127,7 +127,7 @@ export class BwrapSandbox implements Sandbox {
 
   async create(containerId: string): Promise<ContainerHandle> {
     const dataDir = this.dirOf(containerId);
-    // The root first, searchable by the container uids (a recursive mkdir would make it 0700).
+    // The root first, searchable by the container uids whatever the umask (0711).
     await makeDirs(this.options.root);
     await fsp.mkdir(dataDir, { recursive: true, mode: 0o700 });
     if (this.asRoot && !(await isMountPoint(dataDir))) {

@@ -61,6 +61,13 @@ test('a reachable configured root is used, made 0711 whatever the umask', async 
   assert.equal(modeOf(path.dirname(configured)), 0o711, 'a missing parent is made the same way');
 });
 
+test('a root that cannot be made turns containers off, saying so, instead of stopping the start', async () => {
+  const file = path.join(dir(0o755), 'a-file');
+  fs.writeFileSync(file, '');
+  const chosen = await chooseSandboxRoot({ configured: path.join(file, 'containers'), explicit: true, otherUsers: false });
+  assert.match(chosen.problem ?? '', /^AGENT_API_SANDBOX_DIR .*a-file\/containers cannot be made: ENOTDIR \(set AGENT_API_SANDBOX_DIR to a writable directory\)$/);
+});
+
 test('programs that run as the service itself (not root) need nothing reachable', async () => {
   const configured = path.join(dir(0o700), 'containers');
   assert.deepEqual(await chooseSandboxRoot({ configured, explicit: false, otherUsers: false, fallbacks: [] }), { root: configured });

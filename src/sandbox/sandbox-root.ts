@@ -127,8 +127,14 @@ export async function chooseSandboxRoot(o: ChooseRootOptions): Promise<SandboxRo
   const closed = otherUsers ? await closedOnTheWay(configured) : undefined;
   if (!closed) {
     // Programs run as the service's own uid, or every directory on the way is searchable.
-    await makeDirs(configured);
-    return { root: await fsp.realpath(configured) };
+    try {
+      await makeDirs(configured);
+      return { root: await fsp.realpath(configured) };
+    } catch (err) {
+      // Containers are off, saying why; the rest of the service starts.
+      const name = o.explicit ? `AGENT_API_SANDBOX_DIR ${configured}` : configured;
+      return { root: configured, problem: `${name} cannot be made: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} (set AGENT_API_SANDBOX_DIR to a writable directory)` };
+    }
   }
   const why = `${configured} is not reachable by the sandbox's unprivileged users (${await describeClosed(closed)})`;
   if (o.explicit) {
