@@ -27,8 +27,10 @@ import { filesRoutes } from './api/files/routes.ts';
 import { Containers } from './api/containers/containers-store.ts';
 import { containersRoutes } from './api/containers/routes.ts';
 import type { Sandbox } from './sandbox/types.ts';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { BwrapSandbox } from './sandbox/bwrap-sandbox.ts';
+import { chooseSandboxRoot } from './sandbox/sandbox-root.ts';
 import { skillsRoutes } from './api/skills/routes.ts';
 import { SkillMounts } from './api/skills/skill-mounts.ts';
 import { ContainerRuntime } from './api/containers/container-runtime.ts';
@@ -143,7 +145,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   installPipeline(http, services);
   await http.register(fastifyWebsocket, { options: { maxPayload: config.bodyLimitBytes } });
   const router = new Router(http, services);
-  healthRoutes(http, services);
   metricsRoutes(http, services);
   unsupportedRoutes(http);
   modelsRoutes(router);
@@ -160,7 +161,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   services.jobRunner.handle(ingestJob, ingestHandler({ store, files: services.files, vectorStores, embedder, accountIndexBytes: indexBytes }), { concurrency: config.ingestJobs });
   vectorStoresRoutes(router, { vectorStores, search: vectorSearch, files: services.files, jobs, accountIndexBytes: indexBytes });
   // Containers: rows here, files and runs in the sandbox (503 from every route when it cannot run here).
-  const sandbox: Sandbox = options.sandbox ?? new BwrapSandbox({ root: config.sandboxDir, timeoutMs: config.sandboxTimeoutMs });
+  // As root, the configured root may be one the sandbox's uids cannot reach (a checkout under
+  // /root): then containers live under one the service makes (sandbox/sandbox-root.ts).
+  const sandboxRoot = options.sandbox
+    ? { root: config.sandboxDir }
+    : await chooseSandboxRoot({ configured: config.sandboxDir, explicit: config.sandboxDir !== path.join(config.dataDir, 'containers') });
+  const sandbox: Sandbox =
+    options.sandbox ?? new BwrapSandbox({ root: sandboxRoot.root, rootNote: sandboxRoot.note, rootProblem: sandboxRoot.problem, timeoutMs: config.sandboxTimeoutMs });
   const containers = new Containers(store.db);
   // Skills: versions of files kept as blobs, written out under the sandbox root to be mounted read-only.
   const skills = new Skills(store.db, blobs);
@@ -170,10 +177,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     files: services.files,
     blobs,
     skillMounts: new SkillMounts(skills),
-    skillsDir: path.join(config.sandboxDir, SKILLS_SUBDIR),
+    skillsDir: path.join(sandboxRoot.root, SKILLS_SUBDIR),
     perAccount: config.containersPerAccount,
   });
   containersRoutes(router, { runtime: containerRuntime, blobs });
+  healthRoutes(http, services, () => containerRuntime.status());
   skillsRoutes(router, skills);
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
@@ -244,6 +252,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await services.limits.close();
         await index.close();
         await closeDocumentSandbox();
+        // A root the service made elsewhere goes when it holds nothing (made again at the next start).
+        if (sandboxRoot.note) await fsp.rmdir(sandboxRoot.root).catch(() => undefined);
         await store.close();
         (http.log as { flush?: () => void }).flush?.();
       })()),

@@ -11,7 +11,7 @@ import { hasStoredAdminToken } from './keys/admin-tokens.ts';
 import { loadUpstreamConfig, type UpstreamConfig } from './providers/remote/openai-compatible/config.ts';
 import { databaseError, listenError, startupErrorLine } from './startup/errors.ts';
 import { checkStorage } from './startup/preflight.ts';
-import { describeAdmin, describeDatabase, describeEngine, summaryLine } from './startup/summary.ts';
+import { describeAdmin, describeContainers, describeDatabase, describeEngine, summaryLine } from './startup/summary.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -27,10 +27,14 @@ async function main(): Promise<void> {
     throw databaseError(err, config.database) ?? err;
   });
 
+  // The sandbox probe (a run of python3 in bubblewrap) overlaps listening and the first run.
+  const containers = app.containers.status();
   let address: string;
   try {
     address = await app.http.listen({ host: config.host, port: config.port });
   } catch (err) {
+    // The probe first: it leaves nothing behind once it has ended.
+    await containers;
     await app.close().catch(() => undefined);
     throw listenError(err, config) ?? err;
   }
@@ -43,6 +47,7 @@ async function main(): Promise<void> {
     engine: describeEngine(upstream),
     database: describeDatabase(config.database),
     admin: describeAdmin(await app.services.adminTokens.source(), config.adminToken !== undefined && (await hasStoredAdminToken(app.services.store.db))),
+    containers: describeContainers(await containers),
   };
   app.http.log.info({ ...summary, address }, summaryLine(summary));
   const banner = firstRunBanner(created, address);

@@ -29,6 +29,7 @@ import {
   type Sandbox,
   type SandboxStatus,
 } from './types.ts';
+import { makeDirs } from './sandbox-root.ts';
 
 const run = promisify(execFile);
 
@@ -50,33 +51,51 @@ const UID_BASE = 200_000;
 const UID_SPAN = 1_000_000;
 
 export interface BwrapOptions {
-  /** Where container directories live (AGENT_API_SANDBOX_DIR). */
+  /** Where container directories live (AGENT_API_SANDBOX_DIR, or the one chooseSandboxRoot made). */
   root: string;
+  /** Why `root` is not the configured directory, when it is not (said by status()). */
+  rootNote?: string;
+  /** Why no root could be used (chooseSandboxRoot's problem): nothing runs, status() says this. */
+  rootProblem?: string;
   /** Default time limit of a program (AGENT_API_SANDBOX_TIMEOUT_MS). */
   timeoutMs: number;
   /** The bwrap binary (default: found on PATH). */
   bwrap?: string;
+  /** A failed probe is tried again after this long (default 30 s: bubblewrap installed meanwhile, a probe cut short by load). */
+  reprobeMs?: number;
 }
 
 const ID = /^[A-Za-z0-9_-]{1,200}$/;
 const SKILL_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
+const REPROBE_MS = 30_000;
+
 export class BwrapSandbox implements Sandbox {
   private statusOnce: Promise<SandboxStatus> | undefined;
+  private probedAt = 0;
   private readonly asRoot = process.getuid?.() === 0;
   /** Running programs by container, so destroy can stop them first. */
   private readonly running = new Map<string, Set<() => void>>();
 
   constructor(private readonly options: BwrapOptions) {}
 
+  /** Probed once when it works; when it does not, again at most every `reprobeMs`. */
   status(): Promise<SandboxStatus> {
-    return (this.statusOnce ??= this.probe());
+    const now = performance.now();
+    if (!this.statusOnce || now - this.probedAt >= (this.options.reprobeMs ?? REPROBE_MS)) {
+      this.probedAt = now;
+      this.statusOnce = this.statusOnce ? this.statusOnce.then((s) => (s.available ? s : this.probe())) : this.probe();
+    }
+    return this.statusOnce;
   }
 
   private async probe(): Promise<SandboxStatus> {
+    if (this.options.rootProblem) return { available: false, reason: this.options.rootProblem };
     const bwrap = this.options.bwrap ?? 'bwrap';
+    const missing = await missingTools(bwrap, this.asRoot);
+    if (missing) return { available: false, reason: missing };
     try {
-      await fsp.mkdir(this.options.root, { recursive: true, mode: 0o711 });
+      await makeDirs(this.options.root);
       const probeDir = await fsp.mkdtemp(path.join(this.options.root, '.probe-'));
       if (this.asRoot) await fsp.chown(probeDir, this.uidOf('probe'), this.uidOf('probe'));
       try {
@@ -85,15 +104,13 @@ export class BwrapSandbox implements Sandbox {
       } finally {
         await fsp.rm(probeDir, { recursive: true, force: true });
       }
-      return { available: true };
+      return { available: true, root: this.options.root, ...(this.options.rootNote ? { note: this.options.rootNote } : {}) };
     } catch (err) {
       const stderr = String((err as { stderr?: string }).stderr || (err as Error).message).trim();
       const message =
-        (err as NodeJS.ErrnoException).code === 'ENOENT'
-          ? 'bubblewrap (bwrap) is not installed'
-          : /Permission denied/.test(stderr) && /source path/.test(stderr)
-            ? `${this.options.root} must be reachable by other users (every directory above it o+x), since programs run as an unprivileged uid`
-            : stderr.slice(0, 300);
+        /Permission denied/.test(stderr) && /source path/.test(stderr)
+          ? `${this.options.root} must be reachable by other users (every directory above it o+x), since programs run as an unprivileged uid`
+          : stderr.slice(0, 300);
       return { available: false, reason: `the sandbox cannot run here: ${message}` };
     }
   }
@@ -110,8 +127,8 @@ export class BwrapSandbox implements Sandbox {
 
   async create(containerId: string): Promise<ContainerHandle> {
     const dataDir = this.dirOf(containerId);
-    // The root first, searchable by the container uids (a recursive mkdir would make it 0700).
-    await fsp.mkdir(this.options.root, { recursive: true, mode: 0o711 });
+    // The root first, searchable by the container uids whatever the umask (0711).
+    await makeDirs(this.options.root);
     await fsp.mkdir(dataDir, { recursive: true, mode: 0o700 });
     if (this.asRoot && !(await isMountPoint(dataDir))) {
       const uid = this.uidOf(containerId);
@@ -429,6 +446,26 @@ async function killUid(uid: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** What runs a program, each looked up on PATH (the one in the sandbox at its fixed path). */
+async function missingTools(bwrap: string, asRoot: boolean): Promise<string | undefined> {
+  const found = async (name: string) => (name.includes('/') ? isExecutable(name) : (await Promise.all(searchPath().map((d) => isExecutable(path.join(d, name))))).some(Boolean));
+  if (!(await found(bwrap))) return `bubblewrap (${bwrap}) is not installed: install the bubblewrap package (Debian/Ubuntu: apt-get install bubblewrap)`;
+  const tools = ['prlimit', ...(asRoot ? ['setpriv', 'mount', 'umount'] : [])];
+  const absent: string[] = [];
+  for (const t of tools) if (!(await found(t))) absent.push(t);
+  if (absent.length > 0) return `${absent.join(', ')} ${absent.length > 1 ? 'are' : 'is'} not on PATH: install util-linux and mount (Debian/Ubuntu: apt-get install util-linux mount)`;
+  if (!(await isExecutable('/usr/bin/python3'))) return 'python3 is not installed at /usr/bin/python3: install it (Debian/Ubuntu: apt-get install python3)';
+  return undefined;
+}
+
+const searchPath = () => (process.env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d));
+
+const isExecutable = (file: string) =>
+  fsp.access(file, fs.constants.X_OK).then(
+    () => true,
+    () => false,
+  );
 
 async function isMountPoint(dir: string): Promise<boolean> {
   const info = await fsp.readFile('/proc/self/mountinfo', 'utf8').catch(() => '');

@@ -6,8 +6,12 @@
 
 export interface SandboxStatus {
   available: boolean;
-  /** Why code cannot run here (bwrap missing or refused): said in the 503. */
+  /** Why code cannot run here (bwrap missing or refused): said in the 503, the start-up summary and /readyz. */
   reason?: string;
+  /** Where container directories live on this host (start-up summary). */
+  root?: string;
+  /** Why `root` is not the configured directory, when it is not (start-up summary). */
+  note?: string;
 }
 
 /** A container's files on this host. */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadUpstreamConfig } from '../providers/remote/openai-compatible/config.ts';
-import { describeAdmin, describeDatabase, describeEngine, summaryLine } from './summary.ts';
+import { describeAdmin, describeContainers, describeDatabase, describeEngine, summaryLine } from './summary.ts';
 
 test('engine: offline, or the upstream URL (no query, no key) and the models behind agent and agent-think', () => {
   assert.equal(describeEngine(undefined), 'offline');
@@ -29,7 +29,16 @@ test('admin API: on with the environment token (the stored one not used), on wit
   assert.equal(describeAdmin('stored'), 'on, admin token: stored (rotate with `npx agent-api admin-token rotate`)');
   assert.equal(describeAdmin('none'), 'off (set AGENT_API_ADMIN_TOKEN, or run `npx agent-api admin-token rotate`)');
   assert.equal(
-    summaryLine({ url: 'http://127.0.0.1:8080/v1', engine: 'offline', database: 'sqlite /d/agent-api.sqlite', admin: 'on' }),
-    'agent-api serving http://127.0.0.1:8080/v1 | engine: offline | database: sqlite /d/agent-api.sqlite | admin API: on',
+    summaryLine({ url: 'http://127.0.0.1:8080/v1', engine: 'offline', database: 'sqlite /d/agent-api.sqlite', admin: 'on', containers: 'on (root /d/containers)' }),
+    'agent-api serving http://127.0.0.1:8080/v1 | engine: offline | database: sqlite /d/agent-api.sqlite | admin API: on | containers: on (root /d/containers)',
   );
+});
+
+test('containers: on with the root (and why there when it moved), or off with why', () => {
+  assert.equal(describeContainers({ available: true, root: '/srv/data/containers' }), 'on (root /srv/data/containers)');
+  assert.equal(
+    describeContainers({ available: true, root: '/var/lib/agent-api/sandbox-1', note: '/root/x/data/containers is not reachable' }),
+    'on (root /var/lib/agent-api/sandbox-1: /root/x/data/containers is not reachable)',
+  );
+  assert.equal(describeContainers({ available: false, reason: 'bubblewrap (bwrap) is not installed: install the bubblewrap package' }), 'off (bubblewrap (bwrap) is not installed: install the bubblewrap package)');
 });

@@ -1,9 +1,11 @@
 // The one start-up summary line: where it listens, which engine answers, which database
-// holds the state, and whether the admin API is on. Never a secret: the upstream URL
+// holds the state, whether the admin API is on, and whether containers (the code tools)
+// can run here, where, or why not. Never a secret: the upstream URL
 // without its query, the PostgreSQL URL without user or password.
 import type { Config } from '../config.ts';
 import type { AdminTokenSource } from '../keys/admin-tokens.ts';
 import type { UpstreamConfig } from '../providers/remote/openai-compatible/config.ts';
+import type { SandboxStatus } from '../sandbox/types.ts';
 import { describePostgres } from './postgres-target.ts';
 
 export function describeEngine(upstream: UpstreamConfig | undefined): string {
@@ -28,12 +30,19 @@ export function describeAdmin(source: AdminTokenSource, storedToo = false): stri
   }
 }
 
+/** On, with the root the containers live in (and why there, when moved); off, with why and what to do. */
+export function describeContainers(status: SandboxStatus): string {
+  if (!status.available) return `off (${status.reason ?? 'the sandbox cannot run'})`;
+  return status.root ? `on (root ${status.root}${status.note ? `: ${status.note}` : ''})` : 'on';
+}
+
 export interface Summary {
   url: string;
   engine: string;
   database: string;
   admin: string;
+  containers: string;
 }
 
 export const summaryLine = (s: Summary): string =>
-  `agent-api serving ${s.url} | engine: ${s.engine} | database: ${s.database} | admin API: ${s.admin}`;
+  `agent-api serving ${s.url} | engine: ${s.engine} | database: ${s.database} | admin API: ${s.admin} | containers: ${s.containers}`;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { BlobStore } from '../../blobs/blob-store.ts';
 import { insufficientQuota, invalidRequest, notFound, serviceUnavailable } from '../../errors.ts';
-import { SandboxLimitError, SandboxPathError, type ContainerFileInfo, type ContainerHandle, type RunOptions, type RunResult, type Sandbox, type SkillMount } from '../../sandbox/types.ts';
+import { SandboxLimitError, SandboxPathError, type ContainerFileInfo, type ContainerHandle, type RunOptions, type RunResult, type Sandbox, type SandboxStatus, type SkillMount } from '../../sandbox/types.ts';
 import type { ContainerFilesTable, ContainersTable } from '../../store/schema.ts';
 import type { StoredFiles } from '../files/stored-files.ts';
 import type { SkillMounts } from '../skills/skill-mounts.ts';
@@ -94,11 +94,15 @@ export class ContainerRuntime {
 
   /** The sandbox, if code can run on this host; 503 saying why not. */
   async sandbox(): Promise<Sandbox> {
-    const unavailable = (reason: string) => serviceUnavailable(`Code execution is not available on this server: ${reason}`);
-    if (!this.deps.sandbox) throw unavailable(this.deps.noSandboxReason ?? 'no sandbox is configured.');
-    const status = await this.deps.sandbox.status();
-    if (!status.available) throw unavailable(status.reason ?? 'the sandbox cannot run.');
+    const status = await this.status();
+    if (!status.available || !this.deps.sandbox) throw serviceUnavailable(`Code execution is not available on this server: ${status.reason ?? 'the sandbox cannot run.'}`);
     return this.deps.sandbox;
+  }
+
+  /** Whether code can run on this host, where containers live, or why not (the start-up summary, /readyz). */
+  async status(): Promise<SandboxStatus> {
+    if (!this.deps.sandbox) return { available: false, reason: this.deps.noSandboxReason ?? 'no sandbox is configured.' };
+    return this.deps.sandbox.status();
   }
 
   /** The account's container, not expired, touched (its idle expiry starts again); 404 / 400 otherwise. */

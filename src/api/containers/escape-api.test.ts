@@ -57,9 +57,11 @@ test('through the API: another account\'s container is unreachable by id; code r
     });
     await attack('code run by the service reads neither its database nor DATA_DIR', async () => {
       const dataDir = server.config.dataDir;
+      // Where containers live here: the configured root, or the one the service chose instead.
+      const sandboxRoot = (await server.app.containers.status()).root ?? server.config.sandboxDir;
       const code = [
         'import os',
-        `for p in [${JSON.stringify(path.join(dataDir, 'agent-api.sqlite'))}, ${JSON.stringify(dataDir)}, ${JSON.stringify(server.config.sandboxDir)}]:`,
+        `for p in [${JSON.stringify(path.join(dataDir, 'agent-api.sqlite'))}, ${JSON.stringify(dataDir)}, ${JSON.stringify(sandboxRoot)}]:`,
         '    try:',
         '        print("READ", p, os.listdir(p) if os.path.isdir(p) else len(open(p, "rb").read()))',
         '    except OSError as e:',

@@ -5,6 +5,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startFakeUpstream, type FakeUpstream } from '../../providers/remote/openai-compatible/fake-upstream.test-support.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+import { FakeSandbox } from '../containers/fake-sandbox.test-support.ts';
 
 const UPSTREAM_KEY = 'sk-upstream-probe-secret';
 const env = (baseUrl: string) => ({ UPSTREAM_BASE_URL: baseUrl, UPSTREAM_API_KEY: UPSTREAM_KEY, UPSTREAM_MODEL_AGENT: 'm' });
@@ -13,6 +14,7 @@ interface Ready {
   status: string;
   database: { ok: boolean; kind: string };
   upstream?: { ok: boolean; host: string; checked_at: string; error?: string };
+  containers?: { ok: boolean; error?: string };
   error?: { code: string; message: string };
 }
 
@@ -99,14 +101,16 @@ describe('an upstream that is down', () => {
   });
 });
 
-test('without an upstream, /readyz reports the database only; 503 when it does not answer', async () => {
+test('without an upstream, /readyz reports the database (and containers); 503 when the database does not answer', async () => {
   const server = await startTestServer();
   const store = server.app.services.store;
   const ping = store.ping;
   try {
     const { status, body } = await ready(server);
     assert.equal(status, 200);
-    assert.deepEqual(body, { status: 'ready', database: { ok: true, kind: server.config.database.kind } });
+    const { containers, ...rest } = body;
+    assert.deepEqual(rest, { status: 'ready', database: { ok: true, kind: server.config.database.kind } });
+    assert.equal(typeof containers?.ok, 'boolean', 'whether code can run on this machine');
 
     store.ping = () => Promise.reject(new Error('connect ECONNREFUSED postgres://user:pw@db'));
     const down = await ready(server);
@@ -118,5 +122,22 @@ test('without an upstream, /readyz reports the database only; 503 when it does n
   } finally {
     store.ping = ping;
     await server.close();
+  }
+});
+
+test('containers that cannot run are reported, with why, and leave the service ready; they are back once the sandbox is', async () => {
+  const sandbox = await FakeSandbox.create({ status: { available: false, reason: 'bubblewrap (bwrap) is not installed: install the bubblewrap package' } });
+  const server = await startTestServer({}, { sandbox });
+  try {
+    const { status, body } = await ready(server);
+    assert.equal(status, 200);
+    assert.equal(body.status, 'ready');
+    assert.deepEqual(body.containers, { ok: false, error: 'bubblewrap (bwrap) is not installed: install the bubblewrap package' });
+    assert.equal(body.error, undefined);
+    sandbox.currentStatus = { available: true, root: '/srv/containers' };
+    assert.deepEqual((await ready(server)).body.containers, { ok: true }, 'no path on an endpoint without a key');
+  } finally {
+    await server.close();
+    await sandbox.close();
   }
 });

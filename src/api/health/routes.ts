@@ -1,8 +1,11 @@
 // Liveness and readiness, without a key: /healthz answers while the process runs,
 // /readyz only while the database answers and, when an upstream is configured, while
-// the upstream does (a cached probe). A 503 says what is down.
+// the upstream does (a cached probe). A 503 says what is down. Containers are reported
+// too (whether code can run here, and why not) but do not make the service unready:
+// everything else still works without them.
 import type { FastifyInstance } from 'fastify';
 import { serviceUnavailable } from '../../errors.ts';
+import type { SandboxStatus } from '../../sandbox/types.ts';
 import type { Services } from '../../services.ts';
 import { CachedProbe } from './cached-probe.ts';
 
@@ -11,18 +14,19 @@ export const UPSTREAM_PROBE_TTL_MS = 15_000;
 /** Longer than this, and the upstream counts as down. */
 export const UPSTREAM_PROBE_TIMEOUT_MS = 2_000;
 
-export function healthRoutes(app: FastifyInstance, services: Services): void {
+export function healthRoutes(app: FastifyInstance, services: Services, containers?: () => Promise<SandboxStatus>): void {
   const upstream = services.chat.upstream;
   const upstreamProbe = upstream ? new CachedProbe(() => upstream.probe(UPSTREAM_PROBE_TIMEOUT_MS), UPSTREAM_PROBE_TTL_MS) : undefined;
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
-    const [databaseOk, probed] = await Promise.all([
+    const [databaseOk, probed, sandbox] = await Promise.all([
       services.store.ping().then(
         () => true,
         () => false,
       ),
       upstreamProbe?.get(),
+      containers?.(),
     ]);
     const database = { ok: databaseOk, kind: services.store.kind, ...(databaseOk ? {} : { error: 'not reachable' }) };
     const upstreamState =
@@ -30,7 +34,13 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
         ? { ok: probed.ok, host: upstream.host, checked_at: new Date(probed.checkedAt).toISOString(), ...(probed.error ? { error: probed.error } : {}) }
         : undefined;
     const down = [...(databaseOk ? [] : ['database']), ...(upstreamState && !upstreamState.ok ? ['upstream'] : [])];
-    const body = { status: down.length === 0 ? 'ready' : 'unavailable', database, ...(upstreamState ? { upstream: upstreamState } : {}) };
+    const containersState = sandbox && { ok: sandbox.available, ...(sandbox.available ? {} : { error: sandbox.reason ?? 'the sandbox cannot run' }) };
+    const body = {
+      status: down.length === 0 ? 'ready' : 'unavailable',
+      database,
+      ...(upstreamState ? { upstream: upstreamState } : {}),
+      ...(containersState ? { containers: containersState } : {}),
+    };
     if (down.length === 0) return body;
     // The details, plus the error shape every other failure has.
     const error = serviceUnavailable(`Not ready: the ${down.join(' and the ')} ${down.length > 1 ? 'are' : 'is'} not answering.`);

@@ -4,12 +4,13 @@
 // complete and a second call (or a concurrent one) just uses it. Files are 0444 and
 // folders 0555. Every path is checked again before it touches the disk (plain, relative,
 // inside the folder) and files are created exclusively, so nothing is written through a
-// link or outside the folder.
+// link or outside the folder. The folders above are 0711: searchable, not listable.
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { makeDirs } from '../../sandbox/sandbox-root.ts';
 import { pathProblem } from './skill-files.ts';
 import type { SkillFileEntry, Skills } from './skills-store.ts';
 
@@ -60,7 +61,8 @@ export class SkillMounts {
     const parent = path.join(path.resolve(baseDir), skillId);
     const hostDir = path.join(parent, String(row.version));
     if (await exists(hostDir)) return { name: row.name, hostDir };
-    await fs.mkdir(parent, { recursive: true, mode: 0o755 });
+    // Searchable by the container uids whatever the umask (they reach the files through it).
+    await makeDirs(parent);
     const tmp = path.join(parent, `.tmp-${row.version}-${randomBytes(6).toString('hex')}`);
     await fs.mkdir(tmp, { mode: 0o700 });
     try {

@@ -223,24 +223,29 @@ test('materialize writes the version once, read-only, under <baseDir>/<skill_id>
   const id = created.body.id as string;
   await client.skills.versions.create(id, { files: [await toFile(Buffer.from(skillMd('mounted', 'v2')), 'SKILL.md')] });
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'skills-'));
+  const dir = path.join(base, '.skills');
   try {
     const mounts = new SkillMounts(skills);
-    const mount = await mounts.materialize(accountId, id, undefined, base);
-    assert.deepEqual(mount, { name: 'mounted', hostDir: path.join(base, id, '1') });
+    // An owner-only umask (as the service may run with) must not close the way to the files:
+    // the container uids reach them through <baseDir>/.skills/<skill_id>.
+    const umask = process.umask(0o077);
+    const mount = await mounts.materialize(accountId, id, undefined, dir).finally(() => process.umask(umask));
+    assert.deepEqual(mount, { name: 'mounted', hostDir: path.join(dir, id, '1') });
+    for (const d of ['.skills', `.skills/${id}`]) assert.equal((await fs.stat(path.join(base, d))).mode & 0o777, 0o711, d);
     assert.equal(await fs.readFile(path.join(mount!.hostDir, 'scripts/run.py'), 'utf8'), RUN_PY);
     assert.equal(await fs.readFile(path.join(mount!.hostDir, 'data/deep/x.txt'), 'utf8'), 'deep');
     for (const f of ['SKILL.md', 'scripts/run.py', 'data/deep/x.txt']) assert.equal((await fs.stat(path.join(mount!.hostDir, f))).mode & 0o777, 0o444, f);
     for (const d of ['.', 'scripts', 'data', 'data/deep']) assert.equal((await fs.stat(path.join(mount!.hostDir, d))).mode & 0o777, 0o555, d);
     // Once: a second call (and concurrent ones) use what is there.
     const before = (await fs.stat(path.join(mount!.hostDir, 'SKILL.md'))).mtimeMs;
-    const again = await Promise.all([mounts.materialize(accountId, id, '1', base), mounts.materialize(accountId, id, '1', base)]);
+    const again = await Promise.all([mounts.materialize(accountId, id, '1', dir), mounts.materialize(accountId, id, '1', dir)]);
     assert.deepEqual(again, [mount, mount]);
     assert.equal((await fs.stat(path.join(mount!.hostDir, 'SKILL.md'))).mtimeMs, before);
-    const latest = await mounts.materialize(accountId, id, 'latest', base);
-    assert.deepEqual(latest, { name: 'mounted', hostDir: path.join(base, id, '2') });
-    assert.deepEqual((await fs.readdir(path.join(base, id))).sort(), ['1', '2'], 'no temp folder left');
-    assert.equal(await mounts.materialize(accountId, id, '9', base), undefined);
-    assert.equal(await mounts.materialize(accountId, '../etc', undefined, base), undefined);
+    const latest = await mounts.materialize(accountId, id, 'latest', dir);
+    assert.deepEqual(latest, { name: 'mounted', hostDir: path.join(dir, id, '2') });
+    assert.deepEqual((await fs.readdir(path.join(dir, id))).sort(), ['1', '2'], 'no temp folder left');
+    assert.equal(await mounts.materialize(accountId, id, '9', dir), undefined);
+    assert.equal(await mounts.materialize(accountId, '../etc', undefined, dir), undefined);
   } finally {
     await removeTree(base);
     await client.skills.delete(id);

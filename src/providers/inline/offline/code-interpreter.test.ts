@@ -147,3 +147,18 @@ test('hostile file and column names reach the program only as string literals', 
   const dir = dataDir({ 'we"ird\\name\'s.csv': 'amount\n5\n7\n' });
   assert.match(python(codeOf(message)!, dir), /^total amount: 12\nfile: we"ird\\name's\.csv\n/);
 });
+
+test('a file named by its absolute path under /mnt/data is the one summarized, not another table', () => {
+  assert.equal(dataQuestionFrom('sum the amount column in /mnt/data/sales.csv')?.file, '/mnt/data/sales.csv');
+  assert.equal(dataQuestionFrom('Summarize /mnt/data/sub/notes.txt please')?.file, '/mnt/data/sub/notes.txt');
+  assert.equal(dataQuestionFrom('What is at https://example.com/data/report.csv?')?.file, undefined, 'still no name out of a URL');
+  const dir = dataDir({
+    'a.csv': 'amount\n1\n',
+    'sales.csv': 'amount\n99\n',
+    'sub/sales.csv': 'region,amount\nnorth,10\nsouth,32\n',
+  });
+  // /mnt/data stands for `dir` everywhere in the program, as the mount makes it inside the sandbox.
+  const mounted = (code: string) => execFileSync('python3', ['-I', '-S', '-'], { input: code.replaceAll(DATA_DIR, dir), cwd: dir, encoding: 'utf8' });
+  assert.match(mounted(codeOf('sum the amount column in /mnt/data/sales.csv')!), /^total amount: 99\nfile: sales\.csv\n/);
+  assert.match(mounted(codeOf('sum the amount column in /mnt/data/sub/sales.csv')!), /^total amount: 42\nfile: sub\/sales\.csv\n/);
+});

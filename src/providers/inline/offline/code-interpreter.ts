@@ -28,8 +28,11 @@ const QUOTED = new RegExp(
   String.raw`\x60([^\x60\n]{1,200}?\.(?:${EXT}))\x60|"([^"\n]{1,200}?\.(?:${EXT}))"|“([^”\n]{1,200}?\.(?:${EXT}))”|'([^'\n]{1,200}?\.(?:${EXT}))'(?!\w)`,
   'i',
 );
-/** A bare name (a path under /mnt/data too), not part of a URL or a longer word. */
-const BARE = new RegExp(String.raw`(?<![\w./:\\-])((?:[\w-]{1,100}\/){0,8}[\w][\w.-]{0,200}\.(?:${EXT}))(?![\w-])`, 'i');
+/**
+ * A bare name, a relative path or an absolute one ("/mnt/data/sales.csv": the program
+ * maps it back under /mnt/data), not part of a URL or a longer word.
+ */
+const BARE = new RegExp(String.raw`(?<![\w./:\\-])(\/?(?:[\w-]{1,100}\/){0,8}[\w][\w.-]{0,200}\.(?:${EXT}))(?![\w-])`, 'i');
 
 /** Words that make a question one about data, even without a file's name. */
 const DATA_WORDS = /\b(?:csv|tsv|spreadsheets?|datasets?|tables?|columns?|rows?)\b/i;
