@@ -204,3 +204,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: e.AGENT_API_PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   };
 }
+
+/**
+ * Every secret the configuration holds, for scrubbers (src/secrets.ts) to keep out of
+ * outside text we pass on, log or store. A new secret variable belongs here.
+ */
+export function configuredSecrets(config: Config): (string | undefined)[] {
+  return [config.adminToken, config.secret, config.metricsToken, config.bootstrapKey];
+}

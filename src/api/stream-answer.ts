@@ -7,12 +7,17 @@ import type { Run } from '../credits/run.ts';
 import { ApiError, serverError, upstreamError } from '../errors.ts';
 import { openEventStream } from '../http/sse.ts';
 import { ProviderError, type StreamPart, type Usage } from '../providers/types.ts';
+import { outsideText, SecretScrubber } from '../secrets.ts';
+
+// Providers word their errors and scrub what they quote; this is a last bound on what a client is shown.
+const ANY_CREDENTIAL = new SecretScrubber();
+const MAX_PROVIDER_MESSAGE = 500;
 
 /** A provider failure as the client sees it; null when the client itself went away. */
 export function providerFailure(err: unknown, signal: AbortSignal): ApiError | null {
   if (signal.aborted) return null;
   if (err instanceof ApiError) return err;
-  if (err instanceof ProviderError) return upstreamError(`The model provider failed to answer: ${err.message}`);
+  if (err instanceof ProviderError) return upstreamError(`The model provider failed to answer: ${outsideText(err.message, ANY_CREDENTIAL, MAX_PROVIDER_MESSAGE)}`);
   throw err;
 }
 

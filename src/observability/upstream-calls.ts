@@ -1,5 +1,6 @@
 // The upstream provider's observer: every call into the metrics, and one warning per
-// failed call (kind or status, host, model, request id; never the key, a header or a body).
+// failed call (kind or status, the upstream's error type and code, host, model, request
+// id; never the key, a header, a body or the upstream's message).
 import type { FastifyBaseLogger } from 'fastify';
 import type { UpstreamCallReport, UpstreamObserver } from '../providers/upstream-observer.ts';
 import type { Metrics } from './metrics.ts';
@@ -17,6 +18,8 @@ export function upstreamCallRecorder(metrics: Metrics, log: FastifyBaseLogger): 
           operation: r.operation,
           kind: r.failure.kind,
           status: r.failure.status,
+          upstream_type: r.failure.type,
+          upstream_code: r.failure.code,
           reason: r.failure.reason,
           latency_ms: Math.round(r.seconds * 1000),
         },

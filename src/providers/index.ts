@@ -1,7 +1,7 @@
 // Chooses the model providers by configuration: an OpenAI-compatible upstream when
 // UPSTREAM_BASE_URL is set, else the built-in offline engine (and the built-in
 // embedder, which UPSTREAM_EMBEDDINGS=offline also keeps). Prices come with it.
-import type { Config } from '../config.ts';
+import { configuredSecrets, type Config } from '../config.ts';
 import type { ChatModel } from '../contract/models.ts';
 import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
@@ -24,7 +24,8 @@ export interface ChatBackend {
 export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = process.env, observer?: UpstreamObserver): ChatBackend {
   const upstream = loadUpstreamConfig(env);
   if (upstream) {
-    const provider = createOpenAICompatibleProvider(upstream, observer ? { observer } : {});
+    // The service's own secrets too: an upstream that echoes text it was given must not pass any of them on.
+    const provider = createOpenAICompatibleProvider(upstream, { secrets: configuredSecrets(config), ...(observer ? { observer } : {}) });
     const host = new URL(upstream.baseUrl).host;
     const embeddings: EmbeddingProvider = upstream.embeddings === 'upstream' ? { name: 'openai-compatible', reportsUsage: true, embed: (r, s) => provider.embed(r, s) } : createLexicalEmbeddings();
     return { provider, price: (m) => upstream.prices[m], describe: host, upstream: { host, probe: (ms) => provider.probe(ms) }, embeddings };

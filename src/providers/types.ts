@@ -147,12 +147,30 @@ export interface ChatProvider {
   close?(): Promise<void>;
 }
 
-/** A provider failure the HTTP layer maps to 502 upstream_error. */
+/**
+ * What an upstream said of its failure, in forms fit to pass on: never its body, only
+ * short identifiers and a bounded, cleaned, scrubbed message (`outsideText`, src/secrets.ts).
+ */
+export interface UpstreamErrorDetail {
+  /** Its error type, when a short identifier (`invalid_request_error`, `BadRequestError`). */
+  type?: string;
+  /** Its error code, when a short identifier (`context_length_exceeded`). */
+  code?: string;
+  /** Its message: at most 200 characters, no control characters, configured secrets scrubbed. */
+  message?: string;
+}
+
+/**
+ * A provider failure the HTTP layer maps to 502 upstream_error. `message` is in our words
+ * and is shown to the client: a provider puts nothing in it (nor in `upstream`) that
+ * came from outside unless cleaned and scrubbed.
+ */
 export class ProviderError extends Error {
   constructor(
     message: string,
     readonly status?: number,
     readonly retryable = false,
+    readonly upstream?: UpstreamErrorDetail,
   ) {
     super(message);
     this.name = 'ProviderError';

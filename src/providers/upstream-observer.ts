@@ -21,6 +21,9 @@ export interface UpstreamCallReport {
     kind: UpstreamFailureKind;
     /** The upstream's HTTP status (or an error payload's numeric code), when there is one. */
     status?: number;
+    /** The upstream's error type and code, when it gave them as short identifiers (`invalid_request_error`, `context_length_exceeded`). */
+    type?: string;
+    code?: string;
     /**
      * Our own description, only for kinds whose text carries nothing of the upstream's
      * body (timeout, connection): `status` and `stream` failures quote upstream payloads.

@@ -30,6 +30,14 @@ describe('loadUpstreamConfig', () => {
     assert.equal(loadUpstreamConfig({ UPSTREAM_BASE_URL: '', UPSTREAM_MODEL_AGENT: 'x' }), undefined);
   });
 
+  it('a key without a base URL is an error naming both, never the key', () => {
+    const both = /^UPSTREAM_API_KEY: set without UPSTREAM_BASE_URL \(set UPSTREAM_BASE_URL to use the upstream, or unset UPSTREAM_API_KEY\)$/;
+    throwsMessage(() => loadUpstreamConfig({ UPSTREAM_API_KEY: 'sk-lonely-key' }), both);
+    throwsMessage(() => loadUpstreamConfig({ UPSTREAM_BASE_URL: '  ', UPSTREAM_API_KEY: 'sk-lonely-key' }), both);
+    throwsMessage(() => loadUpstreamConfig({ UPSTREAM_CONFIG_FILE: tempFile('{"apiKey":"sk-lonely-key"}') }), /^UPSTREAM_API_KEY \(apiKey in UPSTREAM_CONFIG_FILE\): set without UPSTREAM_BASE_URL/);
+    assert.equal(loadUpstreamConfig({ UPSTREAM_API_KEY: '' }), undefined, 'an empty variable is unset');
+  });
+
   it('applies the defaults', () => {
     const config = loadUpstreamConfig({ ...base, UPSTREAM_BASE_URL: 'http://127.0.0.1:8000/v1/' });
     assert.ok(config);

@@ -185,13 +185,19 @@ function parseAll(env: NodeJS.ProcessEnv, file: Record<string, unknown>): Parsed
 /**
  * Reads the upstream configuration. Returns undefined when no base URL is set
  * (the offline engine is used then); throws an Error naming the variable when a
- * value is invalid.
+ * value is invalid, or when a key is set without a base URL.
  */
 export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | undefined {
   const filePath = env.UPSTREAM_CONFIG_FILE?.trim();
   const file = filePath ? readConfigFile(filePath) : {};
   const p = parseAll(env, file);
-  if (p.baseUrl === undefined) return undefined;
+  if (p.baseUrl === undefined) {
+    // A key alone most likely means a base URL was forgotten: saying so beats running offline unnoticed.
+    if (p.apiKey !== undefined) {
+      throw new Error(`${pickRaw(env, file, 'apiKey')!.from}: set without UPSTREAM_BASE_URL (set UPSTREAM_BASE_URL to use the upstream, or unset UPSTREAM_API_KEY)`);
+    }
+    return undefined;
+  }
   if (p.modelAgent === undefined) {
     throw new Error('UPSTREAM_MODEL_AGENT: required when UPSTREAM_BASE_URL is set (the upstream model name behind "agent")');
   }

@@ -6,9 +6,10 @@
 // upstream that sends floats anyway is read too. A vector longer than the `dimensions`
 // asked for (an upstream that ignores it) is shortened here.
 import { shorten } from '../../../retrieval/embedder.ts';
+import { SecretScrubber } from '../../../secrets.ts';
 import { ProviderError, type EmbeddingRequest, type EmbeddingResult } from '../../types.ts';
 import type { UpstreamConfig } from './config.ts';
-import { errorInPayload, isRecord } from './errors.ts';
+import { answerError, errorInPayload, isRecord } from './errors.ts';
 import { UpstreamCall, type TransportOptions, type UpstreamTarget } from './transport.ts';
 
 /** Bytes of input text in one upstream request (OpenAI: 300,000 tokens; a token is at least a byte). */
@@ -67,9 +68,9 @@ function vectorOf(embedding: unknown): Float32Array {
 }
 
 /** The slice's vectors in input order and its prompt tokens, from the parsed answer. */
-export function readAnswer(payload: unknown, count: number, dimensions: number | undefined): { vectors: Float32Array[]; tokens: number | undefined } {
+export function readAnswer(payload: unknown, count: number, dimensions: number | undefined, scrubber = new SecretScrubber()): { vectors: Float32Array[]; tokens: number | undefined } {
   const error = errorInPayload(payload);
-  if (error) throw new ProviderError(`upstream error: ${error.message}`, undefined, false);
+  if (error) throw answerError(error, scrubber, 'in its answer');
   if (!isRecord(payload) || !Array.isArray(payload.data)) throw invalid('no data list');
   if (payload.data.length !== count) throw invalid(`${payload.data.length} vectors for ${count} inputs`);
   const vectors: Float32Array[] = new Array(count);
@@ -138,7 +139,7 @@ export function upstreamEmbed(deps: UpstreamEmbeddingsDeps, request: EmbeddingRe
       } catch {
         throw invalid('not JSON');
       }
-      return readAnswer(payload, slice.input.length, request.dimensions);
+      return readAnswer(payload, slice.input.length, request.dimensions, deps.target.scrubber);
     } catch (err) {
       thrown = call.explain(err);
       throw thrown;

@@ -63,6 +63,20 @@ describe('upstream call reports', () => {
     );
   });
 
+  it('a non-2xx answer with an error type and code: both reported, still no upstream text', async () => {
+    await withUpstream(
+      (_req, res) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'secret internal detail', type: 'invalid_request_error', code: 'context_length_exceeded' } }));
+      },
+      async (up) => {
+        const { reports, observer } = observed();
+        await collect(provider(up, { UPSTREAM_MAX_RETRIES: '0' }, { observer }).chat(ask, new AbortController().signal));
+        assert.deepEqual(reports[0]!.failure, { kind: 'status', status: 400, type: 'invalid_request_error', code: 'context_length_exceeded' });
+      },
+    );
+  });
+
   it('a refused connection: kind connection, with our reason', async () => {
     const port = await closedPort();
     const { reports, observer } = observed();

@@ -2,6 +2,7 @@
 // through the provider's own connection pool: every OpenAI-compatible server has it,
 // it costs the upstream nothing, and a wrong key shows up as a 401.
 import type { Dispatcher } from 'undici';
+import { outsideText } from '../../../secrets.ts';
 import type { UpstreamTarget } from './transport.ts';
 
 /** Resolves when the upstream answers 2xx; rejects with a short reason (never a header or body) otherwise. */
@@ -14,7 +15,7 @@ export async function probeUpstream(target: UpstreamTarget, dispatcher: Dispatch
   } catch (err) {
     if (signal.aborted) throw new Error(`no answer within ${timeoutMs} ms`);
     const cause = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
-    throw new Error(`connection failed: ${cause}`);
+    throw new Error(`connection failed: ${outsideText(cause, target.scrubber)}`);
   }
   // The body is not needed: read it off (small) so the connection can be reused.
   await res.body.dump().catch(() => undefined);

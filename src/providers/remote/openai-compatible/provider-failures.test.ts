@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent } from 'undici';
 import { ProviderError } from '../../types.ts';
-import { fixture, replaySse, startFakeUpstream } from './fake-upstream.test-support.ts';
+import { fixture, replaySse, startFakeUpstream, type ReceivedRequest } from './fake-upstream.test-support.ts';
 import { createOpenAICompatibleProvider } from './provider.ts';
 import { ask, collect, content, makeConfig, provider, startStream, withUpstream } from './provider.test-support.ts';
 describe('errors and retries', () => {
@@ -41,7 +41,7 @@ describe('errors and retries', () => {
         const { error } = await collect(provider(up, {}, { retryBaseMs: 5 }).chat(ask, new AbortController().signal));
         assert.ok(error instanceof ProviderError);
         assert.equal(error.status, 429);
-        assert.equal(error.message, 'upstream returned 429: Rate limit exceeded');
+        assert.equal(error.message, 'the upstream model server answered 429: Rate limit exceeded');
         assert.equal(up.requests.length, 3, '1 try + 2 retries');
       },
     );
@@ -77,7 +77,7 @@ describe('errors and retries', () => {
           provider(up, { UPSTREAM_TIMEOUT_MS: '5000' }, { retryBaseMs: 5 }).chat(ask, new AbortController().signal),
         );
         assert.ok(error instanceof ProviderError);
-        assert.equal(error.message, 'upstream returned 503: Service Unavailable');
+        assert.equal(error.message, 'the upstream model server answered 503: Service Unavailable');
         assert.ok(Date.now() - started < 1000);
         assert.equal(up.requests.length, 1);
       },
@@ -94,7 +94,8 @@ describe('errors and retries', () => {
         const { error } = await collect(provider(up, {}, { retryBaseMs: 5 }).chat(ask, new AbortController().signal));
         assert.ok(error instanceof ProviderError);
         assert.equal(error.status, 400);
-        assert.equal(error.message, 'upstream returned 400: top_a is not supported');
+        assert.equal(error.message, 'the upstream model server answered 400 (BadRequestError): top_a is not supported');
+        assert.deepEqual(error.upstream, { type: 'BadRequestError', message: 'top_a is not supported' }, 'the numeric code is the status, not repeated');
         assert.equal(up.requests.length, 1);
       },
     );
@@ -284,5 +285,121 @@ describe('client disconnect', () => {
         await Promise.race([up.requests[0]?.closed, delay(500).then(() => assert.fail('still open'))]);
       },
     );
+  });
+});
+
+// --- upstreams that echo the request -----------------------------------------
+
+describe('an upstream that echoes our request in its error', () => {
+  const KEY = 'sk-test-123'; // provider.test-support's key
+  const HEADER = 'hdr-secret-value-42';
+  const OURS = 'our-admin-token-0123456789';
+  const env = { UPSTREAM_HEADERS: JSON.stringify({ 'X-Api-Token': HEADER }), UPSTREAM_MAX_RETRIES: '0' };
+  const options = { secrets: [OURS] };
+
+  /** Our headers and body as a careless upstream quotes them, in several encodings, plus text we must not pass on. */
+  const echo = (req: ReceivedRequest) =>
+    `you sent ${JSON.stringify({ headers: req.headers, body: req.body })}; ${encodeURIComponent(String(req.headers.authorization))}; ${OURS}\u001b[2J\r\nand ${'more '.repeat(200)}`;
+
+  function assertClean(text: string): void {
+    for (const secret of [KEY, HEADER, OURS]) assert.ok(!text.includes(secret), `holds ${secret}: ${text}`);
+    assert.ok(!/[\u0000-\u001f]/.test(text), `control characters: ${JSON.stringify(text)}`);
+  }
+
+  it('a JSON error: our words with its status, type and code; its message bounded, cleaned and scrubbed', async () => {
+    await withUpstream(
+      (req, res) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: echo(req), type: 'invalid_request_error', code: 'context_length_exceeded', param: null }, echo: req.headers }));
+      },
+      async (up) => {
+        const { error } = await collect(provider(up, env, options).chat(ask, new AbortController().signal));
+        assert.ok(error instanceof ProviderError);
+        assert.equal(error.status, 400);
+        assert.match(error.message, /^the upstream model server answered 400 \(invalid_request_error: context_length_exceeded\): you sent /);
+        assertClean(error.message);
+        assert.equal(error.upstream?.type, 'invalid_request_error');
+        assert.equal(error.upstream?.code, 'context_length_exceeded');
+        assert.ok(error.upstream!.message!.length <= 200, `${error.upstream!.message!.length} characters`);
+        assert.match(error.upstream!.message!, /…$/, 'a cut is marked');
+        assertClean(JSON.stringify(error.upstream));
+      },
+    );
+  });
+
+  it('a body that is not JSON is not quoted at all, nor an error object without a message', async () => {
+    for (const [type, body] of [
+      ['text/html', (req: ReceivedRequest) => `<pre>${echo(req)}</pre>`],
+      ['application/json', (req: ReceivedRequest) => JSON.stringify({ error: { headers: req.headers } })],
+      ['application/json', (req: ReceivedRequest) => JSON.stringify({ detail: [{ loc: ['body'], input: req.headers }] })],
+    ] as const) {
+      await withUpstream(
+        (req, res) => {
+          res.writeHead(422, { 'content-type': type });
+          res.end(body(req));
+        },
+        async (up) => {
+          const { error } = await collect(provider(up, env, options).chat(ask, new AbortController().signal));
+          assert.ok(error instanceof ProviderError);
+          assert.equal(error.message, 'the upstream model server answered 422: Unprocessable Entity');
+        },
+      );
+    }
+  });
+
+  it('a type or code that is not a short identifier is left out', async () => {
+    await withUpstream(
+      (req, res) => {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'no', type: `bad key ${String(req.headers.authorization)}`, code: KEY } }));
+      },
+      async (up) => {
+        const { error } = await collect(provider(up, env, options).chat(ask, new AbortController().signal));
+        assert.ok(error instanceof ProviderError);
+        assert.equal(error.message, 'the upstream model server answered 401: no');
+        assert.deepEqual(error.upstream, { message: 'no' });
+      },
+    );
+  });
+
+  it('mid-stream: an error chunk and a plain-text `event: error` are cleaned and scrubbed alike', async () => {
+    for (const frame of [
+      (req: ReceivedRequest) => `data: ${JSON.stringify({ error: { message: echo(req), code: 502 } })}\n\n`,
+      (req: ReceivedRequest) => `event: error\ndata: ${echo(req).replace(/[\r\n]/g, ' ')}\n\n`,
+    ]) {
+      await withUpstream(
+        (req, res) => {
+          startStream(res, content('Hel') + frame(req));
+          res.end();
+        },
+        async (up) => {
+          const { events, error } = await collect(provider(up, env, options).chat(ask, new AbortController().signal));
+          assert.equal(events.length, 2, 'what came before is kept');
+          assert.ok(error instanceof ProviderError);
+          assert.match(error.message, /^the upstream model server reported an error mid-stream( \(502\))?: you sent /);
+          assertClean(error.message);
+        },
+      );
+    }
+  });
+
+  it('embeddings: an error status and an error in a 200 answer', async () => {
+    for (const status of [400, 200]) {
+      await withUpstream(
+        (req, res) => {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: echo(req), type: 'invalid_request_error' } }));
+        },
+        async (up) => {
+          const err = await provider(up, env, options).embed({ model: 'text-embedding-3-small', input: ['x'] }, new AbortController().signal).then(
+            () => assert.fail('resolved'),
+            (e: unknown) => e,
+          );
+          assert.ok(err instanceof ProviderError);
+          assert.match(err.message, status === 400 ? /^the upstream model server answered 400 \(invalid_request_error\): you sent / : /^the upstream model server reported an error in its answer \(invalid_request_error\): you sent /);
+          assertClean(err.message);
+        },
+      );
+    }
   });
 });

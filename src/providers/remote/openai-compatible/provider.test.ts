@@ -119,7 +119,7 @@ const FIXTURES: { file: string; events: StreamPart[]; error?: RegExp; status?: n
       { type: 'text-start', id: 'text-0' },
       { type: 'text-delta', id: 'text-0', delta: 'The answer' },
     ],
-    error: /^upstream error mid-stream: Provider disconnected unexpectedly$/,
+    error: /^the upstream model server reported an error mid-stream \(502\): Provider disconnected unexpectedly$/,
     status: 502,
   },
   {
@@ -128,7 +128,7 @@ const FIXTURES: { file: string; events: StreamPart[]; error?: RegExp; status?: n
       { type: 'text-start', id: 'text-0' },
       { type: 'text-delta', id: 'text-0', delta: 'Partial' },
     ],
-    error: /longer than the maximum model length/,
+    error: /^the upstream model server reported an error mid-stream \(400, BadRequestError\): The decoder prompt \(length 40961\) is longer than the maximum model length of 40960\.$/,
     status: 400,
   },
   {

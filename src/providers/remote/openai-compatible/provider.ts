@@ -6,12 +6,13 @@
 // unchanged (a DOMException named 'AbortError' when abort() was called without a
 // reason). It never wraps an abort in ProviderError and never retries after one.
 // Every other failure ends the stream with an `error` part holding a ProviderError.
+import type { SecretScrubber } from '../../../secrets.ts';
 import type { ChatProvider, ChatRequest, CompletionRequest, EmbeddingProvider, StreamPart } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
 import { upstreamEmbed, type Tell } from './embeddings.ts';
-import { errorInPayload, streamError } from './errors.ts';
+import { answerError, errorInPayload, isRecord } from './errors.ts';
 import { toChatBody, toCompletionBody } from './request-mapping.ts';
 import { SseParser, type SseEvent } from './sse-parser.ts';
 import { StreamMapper } from './stream-mapping.ts';
@@ -23,6 +24,8 @@ import type { TransportOptions } from './transport.ts';
 export type ProviderOptions = Partial<TransportOptions> & {
   /** Told about every upstream call when it ends (metrics, the failure warning). */
   observer?: UpstreamObserver;
+  /** The service's own secrets (admin token...): scrubbed from upstream text like the key and headers. */
+  secrets?: readonly (string | undefined)[];
 };
 
 export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingProvider, 'embed'> {
@@ -45,14 +48,14 @@ async function readAll(call: UpstreamCall, first: Uint8Array): Promise<string> {
 }
 
 /** An `event: error` frame (OpenRouter and others report failures mid-stream this way). */
-function errorEvent(sse: SseEvent): ProviderError {
+function errorEvent(sse: SseEvent, scrubber: SecretScrubber): ProviderError {
   let payload: unknown;
   try {
     payload = JSON.parse(sse.data);
   } catch {
-    // plain-text error event
+    // plain-text error event: its text is the message
   }
-  return streamError(errorInPayload(payload) ?? { message: sse.data.slice(0, 500) });
+  return answerError(errorInPayload(payload) ?? (isRecord(payload) ? {} : { message: sse.data }), scrubber);
 }
 
 export function createOpenAICompatibleProvider(config: UpstreamConfig, options: ProviderOptions = {}): OpenAICompatibleProvider {
@@ -61,7 +64,7 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     retryBaseMs: options.retryBaseMs ?? 200,
     dispatcher: options.dispatcher ?? ownPool!,
   };
-  const target = upstreamTarget(config);
+  const target = upstreamTarget(config, options.secrets);
   const host = new URL(config.baseUrl).host;
   const observer = options.observer;
 
@@ -74,6 +77,8 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
         report.outcome = 'error';
         report.failure = { kind };
         if (thrown.status !== undefined) report.failure.status = thrown.status;
+        if (thrown.upstream?.type !== undefined) report.failure.type = thrown.upstream.type;
+        if (thrown.upstream?.code !== undefined) report.failure.code = thrown.upstream.code;
         if (kind === 'timeout' || kind === 'connection') report.failure.reason = thrown.message;
       } else if (finished && thrown === undefined) {
         report.outcome = 'ok';
@@ -95,7 +100,7 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
   async function* run(kind: StreamKind, path: string, body: { stream?: unknown; model?: unknown }, requestId: string | undefined, signal: AbortSignal): AsyncGenerator<StreamPart> {
     signal.throwIfAborted();
     const call = new UpstreamCall(config, target, signal, transport);
-    const mapper = new StreamMapper(kind);
+    const mapper = new StreamMapper(kind, undefined, target.scrubber);
     const startedAt = performance.now();
     // Filled in as the call goes (built field by field: this runs on every call).
     const report: UpstreamCallReport | undefined = observer && { operation: kind, model: String(body.model), host, requestId, outcome: 'aborted', seconds: 0 };
@@ -130,7 +135,7 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
               sawDone = true;
               break;
             }
-            if (sse.event === 'error') throw errorEvent(sse);
+            if (sse.event === 'error') throw errorEvent(sse, target.scrubber);
             for (const event of mapper.push(parseJson(sse.data, 'the stream'))) out.push(event);
           }
         } catch (err) {

@@ -5,9 +5,10 @@
 // (OpenAI sends usage after finish_reason, vLLM sometimes with it, OpenRouter in a
 // trailing chunk with an empty delta).
 import { randomBytes } from 'node:crypto';
+import { SecretScrubber } from '../../../secrets.ts';
 import { ProviderError } from '../../types.ts';
 import type { FinishReason, StreamPart, TokenLogprob, Usage } from '../../types.ts';
-import { errorInPayload, isRecord, streamError } from './errors.ts';
+import { answerError, errorInPayload, isRecord } from './errors.ts';
 
 export type StreamKind = 'chat' | 'completion';
 
@@ -90,12 +91,14 @@ export class StreamMapper {
   constructor(
     private readonly kind: StreamKind,
     private readonly makeCallId: () => string = newCallId,
+    /** Cleans an upstream error's text before it is passed on (the provider's: the key, headers, our secrets). */
+    private readonly scrubber = new SecretScrubber(),
   ) {}
 
   /** Parts for one parsed `data:` payload. Throws ProviderError on an error payload. */
   push(payload: unknown): StreamPart[] {
     const error = errorInPayload(payload);
-    if (error) throw streamError(error);
+    if (error) throw answerError(error, this.scrubber);
     if (!isRecord(payload)) throw new ProviderError('upstream sent a stream chunk that is not a JSON object');
 
     const out: StreamPart[] = [];
@@ -162,7 +165,7 @@ export class StreamMapper {
    */
   whole(payload: unknown): StreamPart[] {
     const error = errorInPayload(payload);
-    if (error) throw streamError(error);
+    if (error) throw answerError(error, this.scrubber, 'in its answer');
     if (!isRecord(payload)) throw new ProviderError('upstream sent a response that is not a JSON object');
     const out: StreamPart[] = [];
     const choices = Array.isArray(payload.choices) ? payload.choices : [];
