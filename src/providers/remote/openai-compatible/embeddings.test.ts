@@ -98,28 +98,46 @@ describe('upstream embeddings', () => {
   });
 
   it('a failed slice is a ProviderError and stops the others; a client abort throws its reason', async () => {
+    // The other slices are held until the test lets them go (never by a timer): the
+    // failure must come back while they are still unanswered, and their calls be closed.
+    let release!: () => void;
+    let held = new Promise<void>((resolve) => (release = resolve));
+    let answered = 0;
+    let closedEarly = 0;
     await withUpstream(
-      async (req, res) => {
+      async (req, res, raw) => {
         if ((req.body.input as string[])[0] === 'x'.repeat(86)) {
           res.writeHead(400, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ error: { message: 'bad slice' } }));
           return;
         }
-        await new Promise((r) => setTimeout(r, 200));
+        const gone = new Promise<boolean>((resolve) => raw.socket.once('close', () => resolve(true)));
+        if (await Promise.race([held.then(() => false), gone])) {
+          closedEarly++;
+          return;
+        }
+        answered++;
         answer(req, res, 3072);
       },
       async (up) => {
         const input = Array.from({ length: 1000 }, (_, i) => 'x'.repeat(i + 1));
         const p = provider(up, { UPSTREAM_MAX_RETRIES: '0' });
-        const t = performance.now();
-        await assert.rejects(p.embed({ model: 'text-embedding-3-large', input }, never), (e: unknown) => e instanceof ProviderError && /bad slice/.test(e.message));
-        assert.ok(performance.now() - t < 150, 'the other slices were not waited for');
+        await assert.rejects(p.embed({ model: 'text-embedding-3-large', input }, never), (e: unknown) => e instanceof ProviderError && /answered 400/.test(e.message));
+        assert.equal(answered, 0, 'the other slices were not waited for');
         assert.ok(up.requests.length <= 5, `${up.requests.length} requests`);
+        // Every other slice that reached the upstream has its call closed, unanswered.
+        for (let i = 0; closedEarly < up.requests.length - 1 && i < 2_000; i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(closedEarly, up.requests.length - 1, "the other slices' calls were closed");
+        assert.equal(answered, 0);
+        release();
 
+        // Held again: the abort comes while every slice is unanswered.
+        held = new Promise<void>((resolve) => (release = resolve));
         const stop = new AbortController();
         const reason = new Error('client gone');
         setTimeout(() => stop.abort(reason), 20);
         await assert.rejects(p.embed({ model: 'text-embedding-3-large', input: input.slice(100, 200) }, stop.signal), (e: unknown) => e === reason);
+        release();
       },
     );
   });
