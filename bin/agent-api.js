@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The package's command line: `npx agent-api <command>`. Loads the TypeScript sources
+// The package's command line: `node bin/agent-api.js <command>` (or `npm run -s cli -- <command>`). Loads the TypeScript sources
 // through tsx, as `npm start` does.
 import { register } from 'tsx/esm/api';
 

@@ -1,4 +1,4 @@
-// `npx agent-api ...`: the admin operations on the configured database (DATABASE_URL or
+// `node bin/agent-api.js ...`: the admin operations on the configured database (DATABASE_URL or
 // SQLite under DATA_DIR), for operators without the HTTP admin API at hand. Output is
 // JSON on stdout (the activity table excepted); notes for the reader go to stderr.
 import fs from 'node:fs';

@@ -10,7 +10,7 @@ export function firstRunBanner(run: FirstRun, origin: string): string | undefine
   if (run.apiKey) lines.push(`API key: ${run.apiKey}`, `    ${account}, every switch on`);
   else lines.push(`The key in AGENT_API_BOOTSTRAP_KEY: ${account}, every switch on`);
   if (run.adminToken) {
-    lines.push(`Admin token: ${run.adminToken}`, '    for /admin/v1, stored hashed; a new one: npx agent-api admin-token rotate');
+    lines.push(`Admin token: ${run.adminToken}`, '    for /admin/v1, stored hashed; a new one: node bin/agent-api.js admin-token rotate');
   }
   lines.push('', `Base URL: ${origin}/v1`);
   const rule = '='.repeat(Math.min(100, Math.max(...lines.map((l) => l.length)) + 2));

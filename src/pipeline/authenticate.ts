@@ -14,7 +14,7 @@ export async function authenticateCall(services: Services, call: Call, secret: s
     // AGENT_API_ADMIN_TOKEN, else the stored token (src/keys/admin-tokens.ts), compared in constant time.
     const verdict = await services.adminTokens.verify(secret);
     if (verdict === 'off') {
-      throw invalidApiKey('The admin API is disabled: set AGENT_API_ADMIN_TOKEN, or run `npx agent-api admin-token rotate`, to enable it.');
+      throw invalidApiKey('The admin API is disabled: set AGENT_API_ADMIN_TOKEN, or run `node bin/agent-api.js admin-token rotate`, to enable it.');
     }
     if (verdict === 'wrong') throw invalidApiKey('Invalid admin token.');
     return;

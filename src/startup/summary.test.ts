@@ -26,8 +26,8 @@ test('database: the SQLite file, or PostgreSQL host:port/database without user o
 test('admin API: on with the environment token (the stored one not used), on with the stored token, or off with the way to turn it on', () => {
   assert.equal(describeAdmin('env'), 'on, admin token: from AGENT_API_ADMIN_TOKEN');
   assert.equal(describeAdmin('env', true), 'on, admin token: from AGENT_API_ADMIN_TOKEN (the stored token is not used)');
-  assert.equal(describeAdmin('stored'), 'on, admin token: stored (rotate with `npx agent-api admin-token rotate`)');
-  assert.equal(describeAdmin('none'), 'off (set AGENT_API_ADMIN_TOKEN, or run `npx agent-api admin-token rotate`)');
+  assert.equal(describeAdmin('stored'), 'on, admin token: stored (rotate with `node bin/agent-api.js admin-token rotate`)');
+  assert.equal(describeAdmin('none'), 'off (set AGENT_API_ADMIN_TOKEN, or run `node bin/agent-api.js admin-token rotate`)');
   assert.equal(
     summaryLine({ url: 'http://127.0.0.1:8080/v1', engine: 'offline', database: 'sqlite /d/agent-api.sqlite', admin: 'on', containers: 'on (root /d/containers)' }),
     'agent-api serving http://127.0.0.1:8080/v1 | engine: offline | database: sqlite /d/agent-api.sqlite | admin API: on | containers: on (root /d/containers)',

@@ -24,9 +24,9 @@ export function describeAdmin(source: AdminTokenSource, storedToo = false): stri
     case 'env':
       return `on, admin token: from AGENT_API_ADMIN_TOKEN${storedToo ? ' (the stored token is not used)' : ''}`;
     case 'stored':
-      return 'on, admin token: stored (rotate with `npx agent-api admin-token rotate`)';
+      return 'on, admin token: stored (rotate with `node bin/agent-api.js admin-token rotate`)';
     case 'none':
-      return 'off (set AGENT_API_ADMIN_TOKEN, or run `npx agent-api admin-token rotate`)';
+      return 'off (set AGENT_API_ADMIN_TOKEN, or run `node bin/agent-api.js admin-token rotate`)';
   }
 }
 
