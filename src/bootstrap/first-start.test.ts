@@ -31,7 +31,7 @@ test('a first start prints a key that works at once with the openai SDK and an a
       // The summary line: listen URL, engine, database and where, admin API.
       assert.equal(first.summary.engine, 'offline');
       assert.match(first.summary.database!, onPostgres ? /^postgres 127\.0\.0\.1:\d+\/agent_api_test_\w+$/ : /^sqlite \/.*\/agent-api\.sqlite$/);
-      assert.match(first.summary.admin!, /^on, admin token: stored \(rotate with `node bin/agent-api.js admin-token rotate`\)$/);
+      assert.match(first.summary.admin!, /^on, admin token: stored \(rotate with `node bin\/agent-api\.js admin-token rotate`\)$/);
       assert.match(first.summary.url!, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       assert.ok(!out.stdout.includes(secrets.apiKey!) && !out.stdout.includes(secrets.adminToken!), 'secrets stay out of the log');
 
