@@ -128,6 +128,9 @@ describe('deep nesting and odd names are 4xx, never 5xx', () => {
     const body = Buffer.concat([Buffer.from('{"model":"agent","messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]);
     const res = await server.fetch('/v1/test/chat/completions', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body });
     assert.match((await expectError(res, 400, 'messages')).message, /UTF-8/);
+    // In a field's name: no field to name (not the field before it).
+    const inKey = Buffer.concat([Buffer.from('{"model":"agent","messages":[{"role":"user","content":"hi"}],"a'), Buffer.from([0xff]), Buffer.from('":1}')]);
+    await expectError(await server.fetch('/v1/test/chat/completions', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: inKey }), 400, null);
     // An encoded surrogate (ED A0 80) and an overlong form (C0 AF) are not UTF-8 either.
     for (const bad of [[0xed, 0xa0, 0x80], [0xc0, 0xaf]]) {
       const b = Buffer.concat([Buffer.from('{"model":"agent","user":"'), Buffer.from(bad), Buffer.from('","messages":[]}')]);

@@ -22,6 +22,7 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 const COLON = 0x3a;
+const COMMA = 0x2c;
 
 /**
  * Where the body first nests deeper than `max` (or, with `stopAt`, where that byte is):
@@ -35,8 +36,12 @@ export function tooDeep(bytes: Uint8Array, max = MAX_JSON_DEPTH, stopAt = Infini
   let stringStart = -1;
   let lastString: [number, number] | null = null;
   let field: [number, number] | null = null;
+  // In the top-level object, where a member's name (not its value) comes next: a byte
+  // there, or in that name, is in no field.
+  let atName = false;
+  const topObject = bytes[0] === OPEN_OBJECT;
   for (let i = 0; i < bytes.length; i++) {
-    if (i >= stopAt) return { field: field && depth >= 1 && bytes[0] === OPEN_OBJECT ? keyText(bytes, field) : null };
+    if (i >= stopAt) return { field: field && depth >= 1 && topObject && !(depth === 1 && atName) ? keyText(bytes, field) : null };
     const b = bytes[i]!;
     if (inString) {
       if (b === BACKSLASH) i++;
@@ -50,11 +55,15 @@ export function tooDeep(bytes: Uint8Array, max = MAX_JSON_DEPTH, stopAt = Infini
       inString = true;
       stringStart = i;
     } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
-      if (++depth > max) return { field: field && bytes[0] === OPEN_OBJECT ? keyText(bytes, field) : null };
+      if (++depth > max) return { field: field && topObject ? keyText(bytes, field) : null };
+      if (depth === 1) atName = b === OPEN_OBJECT;
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
       depth--;
-    } else if (b === COLON && depth === 1) {
+    } else if (depth === 1 && b === COLON) {
       field = lastString;
+      atName = false;
+    } else if (depth === 1 && b === COMMA) {
+      atName = topObject;
     }
   }
   return undefined;
