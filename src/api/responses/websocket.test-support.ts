@@ -4,7 +4,14 @@
 import WebSocket from 'ws';
 import type { TestServer } from '../../../test/helpers/test-server.ts';
 
-export const FINAL_EVENTS = ['error', 'response.completed', 'response.incomplete', 'response.failed', 'socket.closed'];
+const FINAL_EVENTS = ['response.completed', 'response.incomplete', 'response.failed', 'socket.closed'];
+
+/**
+ * The last event a message gets: a response's final event, the close, or a refusal (an
+ * `error` event with an `error` object; the `error` event inside a failing stream has
+ * none and is followed by response.failed).
+ */
+export const isLastEvent = (e: { type?: unknown; error?: unknown }) => FINAL_EVENTS.includes(e.type as string) || (e.type === 'error' && typeof e.error === 'object' && e.error !== null);
 
 export async function connect(server: TestServer, key: string) {
   const ws = new WebSocket(`${server.baseURL.replace('http', 'ws')}/responses`, { headers: { authorization: `Bearer ${key}` } });
@@ -30,7 +37,7 @@ export async function connect(server: TestServer, key: string) {
     for (;;) {
       const e = await next();
       events.push(e);
-      if (FINAL_EVENTS.includes(e.type)) return events;
+      if (isLastEvent(e)) return events;
     }
   };
   /** Every event of one response, to its last. */
