@@ -13,7 +13,7 @@ import { responseBatchEndpoint, responsesRoutes } from './api/responses/routes.t
 import { StoredResponses } from './api/responses/stored-responses.ts';
 import { backgroundResponseJob, backgroundResponses } from './api/responses/background.ts';
 import { Compaction, sealingKey } from './api/responses/compaction.ts';
-import { responsesWebSocket } from './api/responses/websocket.ts';
+import { responsesWebSocket, websocketPluginOptions } from './api/responses/websocket.ts';
 import fastifyWebsocket from '@fastify/websocket';
 import { Conversations } from './api/conversations/conversations-store.ts';
 import { conversationsRoutes } from './api/conversations/routes.ts';
@@ -143,7 +143,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   if (released > 0) http.log.warn({ holds: released, instance: config.instanceId }, 'released the credit holds of calls cut off by the previous process');
 
   installPipeline(http, services);
-  await http.register(fastifyWebsocket, { options: { maxPayload: config.bodyLimitBytes } });
+  await http.register(fastifyWebsocket, websocketPluginOptions(config.bodyLimitBytes));
   const router = new Router(http, services);
   metricsRoutes(http, services);
   unsupportedRoutes(http);

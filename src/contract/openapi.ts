@@ -111,7 +111,10 @@ function operation(c: EndpointContract, schemas: SchemaCollector, isPublic: bool
     content[c.response.contentType ?? 'application/octet-stream'] = { schema: { type: 'string', contentMediaType: c.response.contentType } };
   } else {
     content['application/json'] = { schema: schemas.convert(c.response.schema, 'output', c.operationId) };
-    if (c.response.alternate === 'sse') content['text/event-stream'] = { schema: { type: 'string', description: 'server-sent events ending with data: [DONE]' } };
+    if (c.response.alternate === 'sse') {
+      if (!c.response.stream) throw new Error(`${c.operationId}: a streaming response must say how its stream ends (response.stream)`);
+      content['text/event-stream'] = { schema: { type: 'string', description: c.response.stream } };
+    }
   }
   const op: Json = {
     operationId: c.operationId,

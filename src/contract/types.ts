@@ -102,6 +102,8 @@ export interface EndpointContract {
     readonly description?: string;
     /** `sse`: `stream: true` answers text/event-stream; `binary`: the body is not JSON (audio, file content). */
     readonly alternate?: 'sse' | 'binary';
+    /** With `sse`: what the stream is and how it ends, for the OpenAPI document (required there: surfaces end differently). */
+    readonly stream?: string;
     readonly contentType?: string;
   };
   /** The endpoint runs a model and spends credits (a reservation is taken before the handler). */

@@ -1,7 +1,8 @@
 // Regression tests for what a probe of the service found (issue 8): prototype keys in
 // queries and bodies, deep nesting, names that are not Latin-1, and every answer the
 // HTTP parser or router gives, down to a body over the limit sent by a raw client, in
-// the error shape with a request id.
+// the error shape with a request id. The hostile bodies go over the Responses WebSocket
+// too (issue 18), where they must get what the POST gets, as error events.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -9,6 +10,7 @@ import { createChatCompletion } from '../contract/endpoints/chat.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 import { ignoredHeader } from '../pipeline/contract.ts';
 import { MAX_JSON_DEPTH, tooDeep } from './json-body.ts';
+import { asCreateMessage, connect } from '../api/responses/websocket.test-support.ts';
 
 const testChat = { ...createChatCompletion, operationId: 'testChatHostile', path: '/test/chat/completions' } as const;
 const BODY_LIMIT = 65_536;
@@ -126,6 +128,9 @@ describe('deep nesting and odd names are 4xx, never 5xx', () => {
     const body = Buffer.concat([Buffer.from('{"model":"agent","messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]);
     const res = await server.fetch('/v1/test/chat/completions', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body });
     assert.match((await expectError(res, 400, 'messages')).message, /UTF-8/);
+    // In a field's name: no field to name (not the field before it).
+    const inKey = Buffer.concat([Buffer.from('{"model":"agent","messages":[{"role":"user","content":"hi"}],"a'), Buffer.from([0xff]), Buffer.from('":1}')]);
+    await expectError(await server.fetch('/v1/test/chat/completions', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: inKey }), 400, null);
     // An encoded surrogate (ED A0 80) and an overlong form (C0 AF) are not UTF-8 either.
     for (const bad of [[0xed, 0xa0, 0x80], [0xc0, 0xaf]]) {
       const b = Buffer.concat([Buffer.from('{"model":"agent","user":"'), Buffer.from(bad), Buffer.from('","messages":[]}')]);
@@ -157,6 +162,54 @@ describe('deep nesting and odd names are 4xx, never 5xx', () => {
     assert.ok(header.length < 2_100);
     assert.match(header, /, \.\.\.\(\+\d+ more\)$/);
     assert.equal(ignoredHeader(['x'.repeat(5_000)]), '...(+1 more)');
+  });
+});
+
+describe('the same hostile bodies over the Responses WebSocket get what the POST gets', () => {
+  const base = '{"model":"agent","input":"hi"';
+  const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => Buffer.from(p as string)));
+  const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+  const bodies: [string, Buffer][] = [
+    ['__proto__ at the top', bytes(`${base},"__proto__":{"x":1}}`)],
+    ['constructor.prototype', bytes(`${base},"constructor":{"prototype":{"x":1}}}`)],
+    ['__proto__ in metadata', bytes(`${base},"metadata":{"__proto__":{"x":"1"}}}`)],
+    ['a \\u-escaped __proto__', bytes(`${base},"metadata":{"\\u005f_proto__":{"x":"1"}}}`)],
+    ...['truncation', 'service_tier', 'include', 'text'].map((field): [string, Buffer] => [`5,000 levels in ${field}`, bytes(`${base},"${field}":${deep(5_000)}}`)]),
+    ['FF FE in input', bytes('{"model":"agent","input":"', [0xff, 0xfe], '"}')],
+    ['an encoded surrogate in user', bytes(`${base},"user":"`, [0xed, 0xa0, 0x80], '"}')],
+    ['an overlong form in user', bytes(`${base},"user":"`, [0xc0, 0xaf], '"}')],
+    ['invalid UTF-8 in a field name', bytes(`${base},"`, [0xff], '":1}')],
+    ['NUL in user', bytes(`${base},"user":"a\\u0000b"}`)],
+    ['NUL in metadata', bytes(`${base},"metadata":{"k":"a\\u0000"}}`)],
+    ['names outside Latin-1', bytes(`${base},"ключ":1,"a,b":2,"\\ud800":3}`)],
+    ['over the body limit', bytes(`${base},"user":"${'a'.repeat(BODY_LIMIT)}"}`)],
+    ['a truncated body', bytes(`${base},"user":`)],
+    ['not an object', bytes('[1,2]')],
+    ['an empty body', Buffer.alloc(0)],
+  ];
+
+  test('each an error event with the POST\'s status, code, param and a request id, or the same completion; the socket stays usable', async () => {
+    const { ws, sendText, turn } = await connect(server, key);
+    for (const [what, body] of bodies) {
+      const post = await server.fetch('/v1/responses', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: new Uint8Array(body) });
+      const answer = (await post.json()) as { error?: ErrorBody['error']; status?: string };
+      const events = await sendText(body.length ? asCreateMessage(body) : body);
+      const last = events.at(-1);
+      if (post.status >= 400) {
+        assert.equal(events.length, 1, `${what}: ${JSON.stringify(events).slice(0, 300)}`);
+        assert.equal(last.type, 'error', `${what}: ${JSON.stringify(last).slice(0, 300)}`);
+        assert.deepEqual([last.status, last.error.type, last.error.code, last.error.param], [post.status, answer.error!.type, answer.error!.code, answer.error!.param], what);
+        assert.equal(typeof last.error.message, 'string');
+        assert.match(last.error.headers['x-request-id'], /^req_/, what);
+      } else {
+        assert.equal(post.status, 200, what);
+        assert.equal(last.type, 'response.completed', `${what}: ${JSON.stringify(last).slice(0, 300)}`);
+      }
+    }
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+    assert.equal((await turn({ model: 'agent', input: 'What is 2 + 2?' })).at(-1).type, 'response.completed', 'the socket is still usable');
+    assert.equal((await server.fetch('/healthz')).status, 200);
+    ws.close();
   });
 });
 

@@ -1,4 +1,5 @@
-// The JSON body parser every route shares. Beyond Fastify's own (secure-json-parse,
+// The JSON parser every route and the Responses WebSocket share (`parseJsonText`; the
+// HTTP body parser is a thin adapter over it). Beyond Fastify's own (secure-json-parse,
 // which refuses `__proto__` and `constructor.prototype` keys), it refuses bodies that
 // are not UTF-8 (RFC 8259 requires it; a lenient decode would hand handlers U+FFFD in
 // place of what was sent) and bodies nested deeper than MAX_JSON_DEPTH: every later
@@ -21,6 +22,7 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 const COLON = 0x3a;
+const COMMA = 0x2c;
 
 /**
  * Where the body first nests deeper than `max` (or, with `stopAt`, where that byte is):
@@ -34,8 +36,12 @@ export function tooDeep(bytes: Uint8Array, max = MAX_JSON_DEPTH, stopAt = Infini
   let stringStart = -1;
   let lastString: [number, number] | null = null;
   let field: [number, number] | null = null;
+  // In the top-level object, where a member's name (not its value) comes next: a byte
+  // there, or in that name, is in no field.
+  let atName = false;
+  const topObject = bytes[0] === OPEN_OBJECT;
   for (let i = 0; i < bytes.length; i++) {
-    if (i >= stopAt) return { field: field && depth >= 1 && bytes[0] === OPEN_OBJECT ? keyText(bytes, field) : null };
+    if (i >= stopAt) return { field: field && depth >= 1 && topObject && !(depth === 1 && atName) ? keyText(bytes, field) : null };
     const b = bytes[i]!;
     if (inString) {
       if (b === BACKSLASH) i++;
@@ -49,11 +55,15 @@ export function tooDeep(bytes: Uint8Array, max = MAX_JSON_DEPTH, stopAt = Infini
       inString = true;
       stringStart = i;
     } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
-      if (++depth > max) return { field: field && bytes[0] === OPEN_OBJECT ? keyText(bytes, field) : null };
+      if (++depth > max) return { field: field && topObject ? keyText(bytes, field) : null };
+      if (depth === 1) atName = b === OPEN_OBJECT;
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
       depth--;
-    } else if (b === COLON && depth === 1) {
+    } else if (depth === 1 && b === COLON) {
       field = lastString;
+      atName = false;
+    } else if (depth === 1 && b === COMMA) {
+      atName = topObject;
     }
   }
   return undefined;
@@ -89,25 +99,47 @@ function keyText(bytes: Uint8Array, [start, end]: [number, number]): string | nu
   }
 }
 
-export function parseJsonBody(body: Buffer): unknown {
-  if (body.length === 0) throw invalidRequest("The body is empty but Content-Type is 'application/json'.");
+export interface JsonTextOptions {
+  /** Largest size in bytes; a larger text is refused before anything else is looked at. */
+  limit?: number;
+  /** What errors call the text: 'request body' (HTTP) or 'message' (the Responses WebSocket). */
+  noun?: string;
+}
+
+/**
+ * The one JSON parser, for any transport (an HTTP body, a WebSocket message): the value,
+ * or an ApiError (400 invalid_request) naming the top-level field at fault where one is.
+ * A string is taken as already decoded; bytes must be UTF-8.
+ */
+export function parseJsonText(input: Uint8Array | string, options: JsonTextOptions = {}): unknown {
+  const noun = options.noun ?? 'request body';
+  const bytes = typeof input === 'string' ? Buffer.from(input) : input;
+  if (options.limit !== undefined && bytes.length > options.limit) throw invalidRequest(`The ${noun} is larger than the limit of ${options.limit} bytes.`);
+  if (bytes.length === 0) throw invalidRequest(noun === 'request body' ? "The body is empty but Content-Type is 'application/json'." : `The ${noun} is empty.`);
   let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    const field = tooDeep(body, Infinity, firstInvalidUtf8(body))?.field ?? null;
-    throw invalidRequest(`The request body is not valid UTF-8${field === null ? '' : ` (in '${field}')`}.`, field);
+  if (typeof input === 'string') text = input;
+  else {
+    try {
+      text = utf8.decode(input);
+    } catch {
+      const field = tooDeep(input, Infinity, firstInvalidUtf8(input))?.field ?? null;
+      throw invalidRequest(`The ${noun} is not valid UTF-8${field === null ? '' : ` (in '${field}')`}.`, field);
+    }
   }
-  const deep = tooDeep(body);
+  const deep = tooDeep(bytes);
   if (deep) {
     const where = deep.field === null ? '' : ` (in '${deep.field}')`;
-    throw invalidRequest(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels${where}.`, deep.field);
+    throw invalidRequest(`The JSON ${noun} is nested deeper than ${MAX_JSON_DEPTH} levels${where}.`, deep.field);
   }
   try {
     return sjson.parse(text, null, PARSE_OPTIONS);
   } catch (err) {
-    throw invalidRequest(`We could not parse the JSON body of your request: ${(err as Error).message}`);
+    throw invalidRequest(`We could not parse the JSON ${noun}: ${(err as Error).message}`);
   }
+}
+
+export function parseJsonBody(body: Buffer): unknown {
+  return parseJsonText(body);
 }
 
 export function installJsonBodyParser(app: FastifyInstance): void {

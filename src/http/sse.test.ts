@@ -39,3 +39,36 @@ test('named events carry event and id lines; an idle stream gets keep-alive comm
     await app.close();
   }
 });
+
+test('an event name or id with a line break is refused: it would add fields (or events) of its own to the stream', async () => {
+  const app = Fastify();
+  app.decorate('metrics', new Metrics());
+  const refusals: string[] = [];
+  app.get('/s', async (_req, reply) => {
+    const sse = openEventStream(reply);
+    for (const [event, id] of [
+      ['response.created\ndata: {"injected":true}', undefined],
+      ['a\rb', undefined],
+      ['a\r\nb', undefined],
+      ['ok', '1\nevent: injected'],
+      ['ok', '1\r'],
+    ] as const) {
+      await sse.send({ type: 'x' }, event, id).then(
+        () => undefined,
+        (err: Error) => refusals.push(err.message),
+      );
+    }
+    await sse.send({ type: 'fine' }, 'fine', '7');
+    sse.end();
+    return reply;
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const { port } = app.server.address() as { port: number };
+    const text = await (await fetch(`http://127.0.0.1:${port}/s`)).text();
+    assert.equal(refusals.length, 5, JSON.stringify(refusals));
+    assert.equal(text, 'event: fine\nid: 7\ndata: {"type":"fine"}\n\n', 'nothing of the refused events was written');
+  } finally {
+    await app.close();
+  }
+});

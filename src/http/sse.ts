@@ -15,7 +15,8 @@ export interface EventStream {
    * Queues one `data:` event (objects are JSON-encoded), with an `event:` line when
    * named (the Responses surface names each event by its type) and an `id:` line when
    * given (a stream a client may resume with Last-Event-ID); waits only when the client
-   * is not keeping up.
+   * is not keeping up. Refuses (rejects) an `event` or `id` holding CR or LF: a line
+   * break there would add fields, or whole events, of its own to the stream.
    */
   send(data: unknown, event?: string, id?: string): Promise<void>;
   /** Writes what is queued and ends the response, in one write. Idempotent. */
@@ -24,6 +25,8 @@ export interface EventStream {
 
 /** Above this many pending characters a batch is written at once, and the sender waits for the socket. */
 const MAX_BATCH = 64 * 1024;
+const LINE_BREAK = /[\r\n]/;
+
 /** A comment line after this long without an event, so proxies and clients keep a slow stream open. */
 export const KEEP_ALIVE_MS = 15_000;
 
@@ -66,6 +69,9 @@ export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: numbe
 
   return {
     async send(data, event, id) {
+      if ((event !== undefined && LINE_BREAK.test(event)) || (id !== undefined && LINE_BREAK.test(id))) {
+        throw new Error(`An SSE ${event !== undefined && LINE_BREAK.test(event) ? 'event name' : 'id'} may not hold a line break.`);
+      }
       if (closed()) return;
       wrote = true;
       if (full) {

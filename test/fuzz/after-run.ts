@@ -44,7 +44,15 @@ export async function othersUnchanged(origin: string, keyB: string, objects: rea
  */
 export async function ledgerAfter(
   db: Kysely<Database>,
-  run: { before: Snapshot; balancesBefore: { id: string; balance: number }[]; answered: readonly { c: Case; outcome: Outcome }[]; alsoNamed: readonly string[]; blobDir?: string },
+  run: {
+    before: Snapshot;
+    balancesBefore: { id: string; balance: number }[];
+    answered: readonly { c: Case; outcome: Outcome; websocket?: true }[];
+    alsoNamed: readonly string[];
+    blobDir?: string;
+    /** the key of the Responses WebSocket messages */
+    websocketKeyId?: string;
+  },
 ): Promise<LedgerFindings> {
   const outcomes = run.answered.map((s) => s.outcome);
   const ids = (pick: (status: number) => boolean) => new Set(outcomes.filter((o) => o.status !== null && pick(o.status) && o.requestId).map((o) => o.requestId!));
@@ -57,6 +65,7 @@ export async function ledgerAfter(
     fixedAccounts,
     adminPosts: run.answered.filter((s) => s.c.op.surface === 'admin' && s.c.op.method === 'POST' && (s.outcome.status ?? 999) < 300).length,
     ...(run.blobDir ? { blobDir: run.blobDir } : {}),
+    ...(run.websocketKeyId ? { websocket: { keyId: run.websocketKeyId, ran: run.answered.filter((s) => s.websocket && s.outcome.status === 200).length } } : {}),
   });
   const after = await db.selectFrom('accounts').select(['id', 'balance']).where('id', 'in', fixedAccounts).execute();
   for (const b of run.balancesBefore) {

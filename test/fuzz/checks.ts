@@ -13,7 +13,9 @@ export type ViolationKind =
   | 'accepted'
   | 'status'
   | 'code'
-  | 'param';
+  | 'param'
+  /** a Responses WebSocket that did not answer another message after this one */
+  | 'unusable';
 
 export interface Violation {
   kind: ViolationKind;

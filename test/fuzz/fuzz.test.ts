@@ -3,7 +3,9 @@
 // child process on a scratch database (test/helpers/test-server.ts). Asserts that every
 // answer is a 4xx in the error shape with X-Request-Id (and `param` when one field is at
 // fault), no 5xx, no exit, /healthz within 100 ms throughout, no row written and nothing
-// charged for a refused request, and Object.prototype unchanged.
+// charged for a refused request, and Object.prototype unchanged. Every body case of
+// POST /v1/responses is sent again as a response.create message on the Responses
+// WebSocket (websocket.ts), which must answer it as the POST did, on a socket that stays usable.
 //
 //   FUZZ_SEED    fast-check seed (fixed by default, so CI sends the same requests)
 //   FUZZ_RUNS    requests to generate (default 5,000)
@@ -80,6 +82,7 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
       after: (c, done) => (c.category.startsWith('proto') || done % 100 === 0 ? prototype.probe(done) : Promise.resolve(false)),
       quarantine: process.env.FUZZ_QUARANTINE === 'case' ? 'case' : 'category',
       deadline: t0 + DEADLINE_MS,
+      websocket: { secret: setup.websocketKey.secret, bodyLimit: BODY_LIMIT },
     });
     const slice = /^(\d+):(\d+)$/.exec(process.env.FUZZ_SLICE ?? '');
     const generated = performance.now();
@@ -100,7 +103,14 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
     const othersChanged = await othersUnchanged(server.origin, world.secrets.B, setup.bObjects);
     healthz.pause();
     const exitCode = await server.stop();
-    const ledger = await ledgerAfter(db, { before, balancesBefore, answered: [...runner.sent.filter((s) => !s.disturbed), ...runner.replayed], alsoNamed: adminAfter.created, blobDir: path.join(scratch.dir, 'blobs') });
+    const ledger = await ledgerAfter(db, {
+      before,
+      balancesBefore,
+      answered: [...runner.sent.filter((s) => !s.disturbed), ...runner.replayed],
+      alsoNamed: adminAfter.created,
+      blobDir: path.join(scratch.dir, 'blobs'),
+      websocketKeyId: setup.websocketKey.id,
+    });
 
     const exits = server.exits
       .filter((e) => !(e === server.exits.at(-1) && exitCode === 0))
@@ -119,7 +129,7 @@ test(`bad-input gate: ${RUNS} hostile requests to every offered operation (seed 
       exits,
       healthz: healthzAll,
       healthzCalm,
-      secrets: world.secrets,
+      secrets: { ...world.secrets, W: setup.websocketKey.secret },
       notes: [
         `timing: set-up ${Math.round(generated - (t0 - performance.timeOrigin))} ms, generation ${Math.round(started - generated)} ms, requests ${Math.round(ran - started)} ms (${Math.round((runner.sent.length / (ran - started)) * 1000)}/s at ${CONCURRENCY} in flight); CPU: server ${cpu.server.toFixed(1)} s, fuzzer ${((cpu.fuzzer.user + cpu.fuzzer.system) / 1e6).toFixed(1)} s`,
         `machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} (1 / 5 / 15 min)`,

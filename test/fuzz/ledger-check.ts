@@ -73,6 +73,12 @@ export interface RunFacts {
   adminPosts: number;
   /** The blob store's directory: every blob must belong to a file row, and no temp file may be left. */
   blobDir?: string;
+  /**
+   * The key of the Responses WebSocket messages, and how many of them ran to a last
+   * response event: its charges are told apart by their activity row (status < 400:
+   * a message that ran), and there may be no more of those than messages that ran.
+   */
+  websocket?: { keyId: string; ran: number };
 }
 
 export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promise<LedgerFindings> {
@@ -93,12 +99,18 @@ export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promis
   const newCharges = added(facts.before.charges, after.charges);
   if (newCharges.length) {
     const rows = await db.selectFrom('credit_reservations').selectAll().where('request_id', 'in', newCharges).execute();
+    let ranOverWebSocket = 0;
     for (const r of rows) {
       if (facts.ok.has(r.request_id)) {
         f.charged[r.account_id] = (f.charged[r.account_id] ?? 0) + r.charged;
         continue;
       }
       const activity = await db.selectFrom('activity').select(['method', 'endpoint', 'status', 'error_code']).where('request_id', '=', r.request_id).executeTakeFirst();
+      if (facts.websocket && r.key_id === facts.websocket.keyId && activity && activity.status < 400 && !facts.refused.has(r.request_id)) {
+        ranOverWebSocket++;
+        f.charged[r.account_id] = (f.charged[r.account_id] ?? 0) + r.charged;
+        continue;
+      }
       if (!activity && !facts.refused.has(r.request_id)) {
         f.charged[r.account_id] = (f.charged[r.account_id] ?? 0) + r.charged;
         f.chargedAtKill.push(`${r.request_id}: charged ${r.charged} micro-credits`);
@@ -108,6 +120,9 @@ export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promis
       const why = `${facts.refused.has(r.request_id) ? 'answered 4xx' : 'no answer seen'}${logged}`;
       if (r.charged > 0) f.creditsLeaked.push(`${r.request_id} (${why}): charged ${r.charged} micro-credits`);
       else f.rowsLeaked.push(`credit_reservations ${r.request_id} (${why}): a ledger entry with no charge`);
+    }
+    if (facts.websocket && ranOverWebSocket > facts.websocket.ran) {
+      f.creditsLeaked.push(`${ranOverWebSocket} charges logged as run on the WebSocket key, but only ${facts.websocket.ran} messages ran to a last response event`);
     }
   }
 

@@ -125,6 +125,7 @@ function summaryTable(s: Summary): string {
     ['accepted but should be refused', `${n(violationCount(judged, ['accepted']))} (of ${n(judged.filter((x) => x.c.expect.refuse || x.c.expect.status).length)} that must be refused)`],
     ['wrong status / code', n(violationCount(judged, ['status', 'code']))],
     ['param mismatches', `${n(violationCount(judged, ['param']))} (of ${n(judged.filter((x) => x.c.expect.param && x.outcome.status !== null && x.outcome.status >= 400).length)} refusals whose param was checked)`],
+    ['over the Responses WebSocket', websocketLine(s.sent)],
     ['rows leaked', n(s.ledger.rowsLeaked.length)],
     ['credits leaked', n(s.ledger.creditsLeaked.length)],
     ['holds left', n(s.ledger.holdsLeft.length)],
@@ -217,6 +218,15 @@ function categoryLine(sent: readonly Sent[]): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k} ${v.count} (${Math.round(v.ms / v.count)})`)
     .join(', ');
+}
+
+/** The POST /v1/responses body cases sent again as messages: how they ended, and what went wrong. */
+function websocketLine(sent: readonly Sent[]): string {
+  const ws = sent.filter((x) => x.websocket);
+  if (!ws.length) return 'none sent';
+  const judged = ws.filter((x) => !x.disturbed);
+  const labels = Object.entries(statusCounts(ws)).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k.replace(/^ws: /, '')}: ${n(v)}`);
+  return `${n(ws.length)} messages (${labels.join(', ')}); server errors: ${n(violationCount(judged, ['5xx']))}, shape violations: ${n(violationCount(judged, ['shape', 'no-request-id']))}, not as the POST: ${n(violationCount(judged, ['accepted', 'status', 'code', 'param']))}, socket unusable after: ${n(violationCount(judged, ['unusable']))}`;
 }
 
 const healthzLine = (h: HealthzStats) =>

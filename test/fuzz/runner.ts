@@ -8,6 +8,7 @@ import type { Case } from './case.ts';
 import { judge, type Outcome } from './checks.ts';
 import { sendRaw, type RawRequest } from './raw-http.ts';
 import type { ServerProcess } from './server-process.ts';
+import { judgeWs, Lanes, runOnLane, WS_READ_LIMIT_FACTOR, wsCase, wsMessage } from './websocket.ts';
 
 export interface Sent {
   index: number;
@@ -20,6 +21,8 @@ export interface Sent {
   size: number;
   /** in flight when the server hung or exited: not judged on its own */
   disturbed: boolean;
+  /** the case's body sent again as a message on the Responses WebSocket (after its POST) */
+  websocket?: true;
 }
 
 export interface Incident {
@@ -53,9 +56,13 @@ export interface RunnerOptions {
   deadline: number;
   /** what a hang puts aside: the culprit's operation and category (default), or only the very case */
   quarantine: 'category' | 'case';
+  /** POST /v1/responses body cases are sent again over the Responses WebSocket with this key */
+  websocket?: { secret: string; bodyLimit: number };
 }
 
 const now = () => performance.timeOrigin + performance.now();
+/** A replayed message has no POST answer to be compared with: only the invariants apply. */
+const NO_POST: Outcome = { label: '', status: null, requestId: null, param: undefined, code: undefined, preview: '', parserClose: false, violations: [], ids: [] };
 
 export class Runner {
   readonly sent: Sent[] = [];
@@ -70,12 +77,15 @@ export class Runner {
   /** epoch ms windows from a stall's start to the end of its recovery */
   readonly troubled: [number, number][] = [];
   /** answers to suspects replayed alone (their charges and rows are accounted like any other) */
-  readonly replayed: { c: Case; outcome: Outcome }[] = [];
+  readonly replayed: { c: Case; outcome: Outcome; websocket?: true }[] = [];
+  private readonly lanes: Lanes | null;
 
   constructor(
     private readonly server: ServerProcess,
     private readonly opts: RunnerOptions,
-  ) {}
+  ) {
+    this.lanes = opts.websocket ? new Lanes(opts.websocket.secret) : null;
+  }
 
   private pairOf(c: Case): string {
     return this.opts.quarantine === 'case' ? `${c.op.id} ${c.category}: ${c.note}` : `${c.op.id} ${c.category}`;
@@ -118,6 +128,7 @@ export class Runner {
       clearInterval(watchdog);
       // A hang noticed by the last requests is still being dealt with.
       while (this.recovering) await this.recovering;
+      this.lanes?.closeAll();
     }
   }
 
@@ -140,6 +151,22 @@ export class Runner {
     const died = !this.server.running || this.server.exits.some((e) => e.at >= start - 1_000);
     const disturbed = (this.epoch !== epoch || died) && result.kind !== 'response';
     this.sent.push({ index, c, outcome, start, end: now(), size: (req.body?.length ?? 0) + req.target.length, disturbed });
+    // (Not after the deadline: the report must come out in time.)
+    const message = this.lanes && now() < this.opts.deadline ? wsMessage(c, req) : null;
+    if (message && !disturbed) await this.oneOverWebSocket(index, c, message, req.body!, outcome);
+  }
+
+  /** The case's body as a response.create message, judged against what its POST got. */
+  private async oneOverWebSocket(index: number, c: Case, message: Buffer, body: Buffer, post: Outcome): Promise<void> {
+    while (this.recovering) await this.recovering;
+    const epoch = this.epoch;
+    const start = now();
+    const limit = this.opts.websocket!.bodyLimit;
+    const run = await runOnLane(this.lanes!, this.server.port, message, limit * WS_READ_LIMIT_FACTOR, this.opts.timeoutMs);
+    const outcome = judgeWs(run, post, message, body, limit);
+    const died = !this.server.running || this.server.exits.some((e) => e.at >= start - 1_000);
+    const disturbed = (this.epoch !== epoch || died) && run.result.kind !== 'answer';
+    this.sent.push({ index, c: wsCase(c, message), outcome, start, end: now(), size: message.length, disturbed, websocket: true });
   }
 
   /** Asked twice, so a pause of this process (not the server's) is not taken for a hang. */
@@ -157,7 +184,7 @@ export class Runner {
       const from = this.opts.lastHealthy();
       // In flight, earliest first; then those answered just before the stall, which may
       // have left work running after their answer (latest first).
-      const recent = this.sent.filter((s) => s.end >= from - 1_000).sort((a, b) => b.end - a.end).map((s) => s.c);
+      const recent = this.sent.filter((s) => s.end >= from - 1_000 && !s.websocket).sort((a, b) => b.end - a.end).map((s) => s.c);
       const suspects = [...[...this.inFlight.values()].sort((a, b) => a.start - b.start).map((f) => f.c), ...recent].slice(0, 12);
       const incident: Incident = { kind, at: now(), suspects, culprit: null, stack: null, detail };
       this.incidents.push(incident);
@@ -211,11 +238,21 @@ export class Runner {
       }, 250);
     });
     const req = c.build();
-    const result = await Promise.race([sendRaw(this.server.port, req, this.opts.timeoutMs), stall]);
+    // A WebSocket case is replayed as a message (its `build` gives method WS and the message).
+    const send: Promise<'answer' | 'timeout' | 'other'> =
+      req.method === 'WS' && this.lanes
+        ? runOnLane(this.lanes, this.server.port, req.body!, this.opts.websocket!.bodyLimit * WS_READ_LIMIT_FACTOR, this.opts.timeoutMs).then((run) => {
+            if (run.result.kind === 'answer') this.replayed.push({ c, outcome: judgeWs(run, NO_POST, req.body!, req.body!, this.opts.websocket!.bodyLimit), websocket: true });
+            return run.result.kind === 'answer' ? 'answer' : run.result.kind === 'timeout' ? 'timeout' : 'other';
+          })
+        : sendRaw(this.server.port, req, this.opts.timeoutMs).then((result) => {
+            if (result.kind === 'response') this.replayed.push({ c, outcome: judge(c, result, req.method) });
+            return result.kind === 'response' ? 'answer' : result.kind === 'timeout' ? 'timeout' : 'other';
+          });
+    const result = await Promise.race([send, stall]);
     clearInterval(watch);
-    if (result?.kind === 'response') this.replayed.push({ c, outcome: judge(c, result, req.method) });
     // A hang, or an answer after which the server is gone.
-    const hung = result === null || !this.server.running || (result.kind === 'timeout' && !(await this.healthy()));
+    const hung = result === null || !this.server.running || (result === 'timeout' && !(await this.healthy()));
     if (hung) await this.restart();
     return hung;
   }

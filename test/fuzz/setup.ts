@@ -17,6 +17,12 @@ export interface Setup {
   baseRefused: string[];
   /** key B's objects as B reads them, to compare after the run */
   bObjects: { path: string; body: string }[];
+  /**
+   * The key the Responses WebSocket messages are sent with: account A's, with A's
+   * switches; its own, so the ledger check can tell the messages' charges from the POSTs'
+   * (a message that ran has no X-Request-Id to name its charge by).
+   */
+  websocketKey: { id: string; secret: string };
 }
 
 async function call(origin: string, method: string, path: string, bearer: string, body?: unknown) {
@@ -44,6 +50,7 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
   const B = await must(admin('POST', '/accounts', { name: 'fuzz-B', credits: 100_000 }), 'account B');
   const keyA = await must(admin('POST', '/keys', { account_id: A.id, name: 'fuzz A', permissions: ALL_SWITCHES }), 'key A');
   const keyB = await must(admin('POST', '/keys', { account_id: B.id, name: 'fuzz B', models: ['agent'], max_output_tokens: 64 }), 'key B');
+  const keyW = await must(admin('POST', '/keys', { account_id: A.id, name: 'fuzz A websocket', permissions: ALL_SWITCHES }), 'key A for the WebSocket');
 
   const doc = await must(call(origin, 'GET', '/v1/openapi.json', keyA.key), 'openapi.json');
   const caps = await must(call(origin, 'GET', '/v1/capabilities', keyA.key), 'capabilities');
@@ -140,5 +147,5 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
     world.baseOk.set(op.id, r.status >= 200 && r.status < 300);
     if (!world.baseOk.get(op.id)) baseRefused.push(`${op.id}: ${r.status} ${r.text.slice(0, 200)}`);
   }
-  return { world, accounts: { A: A.id, B: B.id }, unlistedAdmin: adminOps.unlisted, baseRefused, bObjects };
+  return { world, accounts: { A: A.id, B: B.id }, unlistedAdmin: adminOps.unlisted, baseRefused, bObjects, websocketKey: { id: keyW.id, secret: keyW.key } };
 }

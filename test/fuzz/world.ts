@@ -60,10 +60,20 @@ export function picker(world: World, op: Operation, who: Who): Picker {
   };
 }
 
+/**
+ * Fields an operation needs that its schema cannot require (one of several will do):
+ * without them its base request is refused, and no case of it can be judged by field.
+ */
+const BASE_EXTRAS: Record<string, Record<string, unknown>> = {
+  // input, previous_response_id or a conversation with items.
+  createResponse: { input: 'hi' },
+};
+
 export function baseBody(world: World, op: Operation, who: Who): Record<string, unknown> {
   if (!op.body) return {};
   const v = minimalInstance(schemasOf(world, op), op.body.schema, picker(world, op, who));
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  const extras = op.surface === 'v1' ? BASE_EXTRAS[op.id] : undefined;
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? { ...(v as Record<string, unknown>), ...extras } : {};
 }
 
 /** A value for a path parameter the caller owns, or a plausible unknown one. */

@@ -55,3 +55,27 @@ test('GET /openapi.json is valid OpenAPI 3.1 with bearer security, the error sha
   assert.deepEqual(doc.paths['/capabilities'].get.security, [], 'discovery needs no key');
   assert.equal(doc.paths['/models'].get.responses['401'].content['application/json'].schema.$ref, '#/components/schemas/Error');
 });
+
+test('/openapi.json says how each stream ends, as it does: chat and text completions with data: [DONE], Responses with its last event', async () => {
+  const doc = (await (await server.fetch('/v1/openapi.json')).json()) as Record<string, any>;
+  const { key } = await server.createKey();
+  const bodies: Record<string, Record<string, unknown>> = {
+    '/chat/completions': { model: 'agent', messages: [{ role: 'user', content: 'hi' }] },
+    '/completions': { model: 'agent', prompt: 'hi' },
+    '/responses': { model: 'agent', input: 'hi' },
+  };
+  const streaming = Object.entries(doc.paths as Record<string, Record<string, any>>).filter(([, item]) => item.post?.responses['200'].content['text/event-stream']);
+  assert.deepEqual(streaming.map(([p]) => p).sort(), Object.keys(bodies).sort(), 'every streaming operation is checked here');
+  for (const [path, item] of streaming) {
+    const description: string = item.post.responses['200'].content['text/event-stream'].schema.description;
+    const res = await server.fetch(`/v1${path}`, { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...bodies[path], stream: true }) });
+    assert.equal(res.status, 200, path);
+    const data = (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+    const endsWithDone = data.at(-1) === '[DONE]';
+    assert.equal(/\[DONE\]/.test(description) && !/no data: \[DONE\]/.test(description), endsWithDone, `${path}: "${description}" but the stream ends with ${data.at(-1)?.slice(0, 80)}`);
+    if (!endsWithDone) {
+      const last = JSON.parse(data.at(-1)!) as { type: string };
+      assert.ok(description.includes(last.type), `${path}: "${description}" does not name its last event, ${last.type}`);
+    }
+  }
+});

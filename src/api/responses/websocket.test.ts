@@ -8,38 +8,11 @@ import WebSocket from 'ws';
 import { toMicro } from '../../accounts/money.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../providers/remote/openai-compatible/fake-upstream.test-support.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+import { CapturedLog } from '../../observability/observability.test-support.ts';
 import { checkStream } from './event-checks.test-support.ts';
+import { asCreateMessage, connect } from './websocket.test-support.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A socket whose messages queue up, read one at a time. */
-async function connect(server: TestServer, key: string) {
-  const ws = new WebSocket(`${server.baseURL.replace('http', 'ws')}/responses`, { headers: { authorization: `Bearer ${key}` } });
-  const queue: any[] = [];
-  const waiters: ((m: any) => void)[] = [];
-  ws.on('message', (d) => {
-    const m = JSON.parse(String(d));
-    const w = waiters.shift();
-    if (w) w(m);
-    else queue.push(m);
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  const next = () => (queue.length ? Promise.resolve(queue.shift()) : new Promise<any>((r) => waiters.push(r)));
-  /** Every event of one response, to its last. */
-  const turn = async (body: Record<string, unknown>) => {
-    ws.send(JSON.stringify({ type: 'response.create', ...body }));
-    const events: any[] = [];
-    for (;;) {
-      const e = await next();
-      events.push(e);
-      if (e.type === 'error' || e.type === 'response.completed' || e.type === 'response.incomplete' || e.type === 'response.failed') return events;
-    }
-  };
-  return { ws, next, turn };
-}
 
 /** The status the upgrade was refused with, and the error body. */
 function refused(server: TestServer, key: string): Promise<{ status: number; body: any }> {
@@ -137,6 +110,84 @@ describe('the Responses WebSocket on the offline engine', () => {
     const ninth = await refused(server, key);
     assert.equal(ninth.status, 429);
     for (const s of sockets) s.ws.close();
+  });
+});
+
+describe('a message goes through the JSON parser a POST body takes', () => {
+  const LIMIT = 65_536;
+  const log = new CapturedLog();
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ AGENT_API_BODY_LIMIT_BYTES: String(LIMIT), LOG_LEVEL: 'debug' }, { logStream: log });
+  });
+  after(() => server.close());
+
+  const base = '{"model":"agent","input":"hi"';
+  const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+  const refusedBodies: [string, Buffer][] = [
+    ['a __proto__ key', bytes(`${base},"__proto__":{"x":1}}`)],
+    ['a \\u-escaped __proto__ key', bytes(`${base},"metadata":{"\\u005f_proto__":{"x":"1"}}}`)],
+    ['constructor.prototype', bytes(`${base},"constructor":{"prototype":{"x":1}}}`)],
+    ['nesting 500 deep', bytes(`${base},"text":${'['.repeat(500)}${']'.repeat(500)}}`)],
+    ['invalid UTF-8', bytes(`${base},"user":"`, [0xff, 0xfe], '"}')],
+    ['an encoded surrogate', bytes(`${base},"user":"`, [0xed, 0xa0, 0x80], '"}')],
+    ['over the size limit', bytes(`${base},"user":"${'a'.repeat(LIMIT)}"}`)],
+    ['not JSON', bytes(`${base},}`)],
+  ];
+
+  test('what a POST refuses is an error event with its status, code and param and a request id; the socket stays usable', async () => {
+    const { key } = await server.createKey();
+    const { ws, sendText, turn } = await connect(server, key);
+    for (const [what, body] of refusedBodies) {
+      const post = await server.fetch('/v1/responses', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: new Uint8Array(body) });
+      const postError = (await post.json()).error;
+      assert.equal(post.status, 400, `${what}: the POST`);
+      const events = await sendText(asCreateMessage(body));
+      assert.equal(events.length, 1, `${what}: ${JSON.stringify(events).slice(0, 300)}`);
+      const [event] = events;
+      assert.equal(event.type, 'error', `${what}: ${JSON.stringify(event).slice(0, 300)}`);
+      assert.equal(event.status, 400, what);
+      assert.deepEqual([event.error.type, event.error.code, event.error.param], [postError.type, postError.code, postError.param], what);
+      assert.match(event.error.headers['x-request-id'], /^req_/, what);
+      assert.equal((await turn({ model: 'agent', input: 'What is 1 + 1?' })).at(-1).type, 'response.completed', `${what}: the socket is still usable`);
+    }
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+    ws.close();
+  });
+
+  test('a message over twice the limit is not read to its end: an error event, then a close with 1009', async () => {
+    const { key } = await server.createKey();
+    const { sendText, next } = await connect(server, key);
+    const events = [...(await sendText(asCreateMessage(bytes(`${base},"user":"${'a'.repeat(2 * LIMIT)}"}`)))), await next()];
+    assert.deepEqual(
+      events.map((e) => [e.type, e.status ?? e.code]),
+      [
+        ['error', 400],
+        ['socket.closed', 1009],
+      ],
+    );
+    assert.match(events[0].error.message, new RegExp(`limit of ${LIMIT} bytes`));
+  });
+
+  test('client mistakes are logged at info or below, without a stack; each refused message is a logged call', async () => {
+    const { key } = await server.createKey();
+    const { ws, sendText } = await connect(server, key);
+    const from = log.text.length;
+    for (const [, body] of refusedBodies) await sendText(asCreateMessage(body));
+    await sendText(Buffer.from([0x80, 0x81]));
+    ws.close();
+    const { sendText: again } = await connect(server, key);
+    await again(asCreateMessage(bytes(`${base},"user":"${'a'.repeat(2 * LIMIT)}"}`)));
+    await pause(100);
+    const lines = log.text
+      .slice(from)
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { level: number; msg?: string; err?: unknown; status?: number });
+    const loud = lines.filter((l) => l.level >= 40 || JSON.stringify(l).includes('"stack"'));
+    assert.deepEqual(loud, [], 'nothing at warn or above, no stack');
+    const refusals = lines.filter((l) => l.msg === 'request' && l.status === 400);
+    assert.ok(refusals.length >= refusedBodies.length + 2, `each refusal has its access line: ${refusals.length}`);
   });
 });
 

@@ -6,11 +6,16 @@
 // at a time per socket; `background` and any other message type are refused with
 // `{type: "error", status, error}` and the socket stays open. `store: false` responses
 // can be continued by id within the session that made them (kept in memory, bounded).
+// A message is read by the one JSON parser a POST body takes (http/json-body.ts), so it
+// is refused exactly as that body would be, and each message is a call of its own:
+// refused ones too get a request id (`error.headers`), an access line and an activity row.
+import type { WebsocketPluginOptions } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { createResponse } from '../../contract/endpoints/responses.ts';
 import { ApiError, insufficientQuota, invalidRequest, methodNotAllowed, serverError } from '../../errors.ts';
 import { presentedSecret } from '../../http/authenticate.ts';
+import { parseJsonText } from '../../http/json-body.ts';
 import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { admitCall } from '../../pipeline/admit.ts';
@@ -32,6 +37,53 @@ export const SOCKETS_PER_ACCOUNT = 8;
 const SESSION_RESPONSES = 32;
 
 const route: RouteConfig = { auth: 'key', contract: createResponse, endpoint: '/v1/responses' };
+
+/**
+ * Messages up to this many times the body limit are read and refused by our parser (an
+ * error event, the socket stays open); `ws` stops reading a larger one (its maxPayload):
+ * the error event, then a close with 1009, since the rest of it cannot be skipped.
+ */
+const READ_LIMIT_FACTOR = 2;
+
+/** Errors `ws` raises for what the client sent; it closes the socket with the matching code itself. */
+const isClientFrameError = (err: unknown) => typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('WS_ERR_');
+const TOO_LARGE = new Set(['WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH']);
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+/** How @fastify/websocket is registered: the server options and what is done with a socket's errors. */
+export function websocketPluginOptions(bodyLimitBytes: number): WebsocketPluginOptions {
+  return {
+    options: {
+      maxPayload: Math.min(2 ** 31 - 1, bodyLimitBytes * READ_LIMIT_FACTOR),
+      // Text frames reach our parser as bytes, so invalid UTF-8 is its 400 error event
+      // (naming the field) instead of a 1007 close by ws.
+      skipUTF8Validation: true,
+    },
+    // The client's mistakes (a frame ws cannot read, a socket reset) are logged at info
+    // without a stack; ws closes the socket with its code, so it is not cut short here
+    // (the error event sent just before must get out). Anything else is ours.
+    errorHandler(err, socket, request) {
+      const code = (err as { code?: string }).code;
+      if (isClientFrameError(err)) return void request.log.info({ code, reason: err.message }, 'websocket closed: the client sent what it may not');
+      if (code && CLIENT_GONE.has(code)) request.log.info({ code }, 'websocket connection lost');
+      else request.log.error({ err }, 'websocket failed');
+      socket.terminate();
+    },
+  };
+}
+
+/** The body of a `response.create` message (`stream` dropped: every turn streams), or the refusal a POST of it would get. */
+function createBody(data: Buffer, isBinary: boolean, bodyLimitBytes: number): Record<string, unknown> {
+  if (isBinary) throw invalidRequest('Send each message as a text frame holding one JSON object, e.g. {"type": "response.create", ...}.');
+  const parsed = parseJsonText(data, { limit: bodyLimitBytes, noun: 'message' });
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidRequest('Each message is one JSON object, e.g. {"type": "response.create", ...}.');
+  const { type, stream: _stream, ...body } = parsed as Record<string, unknown>;
+  if (type !== 'response.create') {
+    const shown = typeof type === 'string' ? `'${type.slice(0, 64)}'` : type === undefined ? 'missing' : `a ${Array.isArray(type) ? 'list' : type === null ? 'null' : typeof type}`;
+    throw invalidRequest(`The message type ${shown} is not offered here: send response.create.`, 'type');
+  }
+  return body;
+}
 
 interface SessionResponse {
   inputItems: Item[];
@@ -63,6 +115,7 @@ function sessionStore(stored: StoredResponses, session: Map<string, SessionRespo
 export function responsesWebSocket(app: FastifyInstance, services: Services, deps: ResponsesDeps): void {
   const open = new Map<string, number>();
   const sessionMs = services.config.wsSessionMs;
+  const bodyLimitBytes = services.config.bodyLimitBytes;
 
   app.route({
     method: 'GET',
@@ -99,40 +152,39 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
       const send = (event: unknown) => {
         if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
       };
-      const sendError = (error: ApiError) => send({ type: 'error', status: error.status, error: error.toBody().error });
+      // The reference's error event; `error.headers` carries the request id (and any header the error has, e.g. Retry-After).
+      const sendError = (call: Call, error: ApiError) =>
+        send({ type: 'error', status: error.status, error: { ...error.toBody().error, headers: { ...error.headers, 'x-request-id': call.id } } });
+      const newTurn = () => newCall({ id: newId('req_'), method: 'POST', route, routeLabel: 'websocket /v1/responses', ip: request.ip, log: request.log });
+      /** A message refused before it could run: its error event, then the call is finished like any other. */
+      const refuse = (call: Call, error: ApiError) => {
+        call.key ??= key;
+        call.errorCode = error.code;
+        sendError(call, error);
+        void finishCall(services, call, error.status);
+      };
 
-      socket.on('message', (data, isBinary) => {
-        let message: Record<string, unknown>;
-        try {
-          if (isBinary) throw new Error('binary');
-          const parsed: unknown = JSON.parse(String(data));
-          if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-          message = parsed as Record<string, unknown>;
-        } catch {
-          sendError(invalidRequest('Each message is one JSON object, e.g. {"type": "response.create", ...}.'));
-          return;
+      // A message too large for ws to read: the error event goes out before ws closes with 1009.
+      (socket as unknown as { _receiver?: NodeJS.EventEmitter })._receiver?.prependListener('error', (err: unknown) => {
+        if (TOO_LARGE.has((err as { code?: string }).code ?? '')) {
+          refuse(newTurn(), invalidRequest(`The message is larger than the limit of ${bodyLimitBytes} bytes; one over ${bodyLimitBytes * READ_LIMIT_FACTOR} bytes is not read: the socket is closed.`));
         }
-        if (message.type !== 'response.create') {
-          sendError(invalidRequest(`The message type '${String(message.type).slice(0, 64)}' is not offered here: send response.create.`, 'type'));
-          return;
-        }
-        if (running) {
-          sendError(invalidRequest('A response is already running on this socket: wait for its last event.'));
-          return;
-        }
-        const { type: _type, stream: _stream, ...body } = message;
-        const call = newCall({ id: newId('req_'), method: 'POST', route, routeLabel: 'websocket /v1/responses', ip: request.ip, log: request.log });
-        running = call;
-        void turn(call, body).finally(() => {
-          running = null;
-        });
       });
 
-      async function turn(call: Call, body: Record<string, unknown>): Promise<void> {
+      socket.on('message', (data: Buffer, isBinary: boolean) => {
+        const call = newTurn();
+        if (running) return refuse(call, invalidRequest('A response is already running on this socket: wait for its last event.'));
+        running = call;
+        void turn(call, data, isBinary);
+      });
+
+      async function turn(call: Call, data: Buffer, isBinary: boolean): Promise<void> {
         let status = 200;
         try {
-          if (body.background === true) throw invalidRequest('background is not offered on the WebSocket: use POST /v1/responses.', 'background');
+          // The key as it is now, then the message, in a POST's order (key, body).
           admitKey(services, call, (await services.keys.get(key.id)) ?? key);
+          const body = createBody(data, isBinary, bodyLimitBytes);
+          if (body.background === true) throw invalidRequest('background is not offered on the WebSocket: use POST /v1/responses.', 'background');
           checkCall(call, { body });
           await admitCall(services, call);
           const started = await startResponse(services, sessionDeps, call, call.body as ResponseBody, call.key!);
@@ -169,8 +221,10 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
           if (!(err instanceof ApiError)) call.log.error({ err }, 'websocket turn failed');
           status = error.status;
           call.errorCode = error.code;
-          sendError(error);
+          sendError(call, error);
         } finally {
+          // Free for the next message once the last event is out, before the finish step's wait.
+          if (running === call) running = null;
           await finishCall(services, call, status);
         }
       }

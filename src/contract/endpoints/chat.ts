@@ -98,6 +98,7 @@ export const createChatCompletion = defineEndpoint({
     schema: chatCompletionSchema,
     description: 'A chat completion; with stream: true a text/event-stream of chat.completion.chunk objects ending with data: [DONE].',
     alternate: 'sse',
+    stream: 'server-sent events of chat.completion.chunk objects, ending with data: [DONE]',
   },
   notes: [
     'With tools, response_format or logprobs (or when the key has agent tools off) the model answers directly, streamed token by token; otherwise the assistant may use its own tools first.',

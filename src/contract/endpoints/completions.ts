@@ -88,6 +88,7 @@ export const createCompletion = defineEndpoint({
     schema: textCompletionSchema,
     description: 'A text completion; with stream: true a text/event-stream of text_completion chunks ending with data: [DONE].',
     alternate: 'sse',
+    stream: 'server-sent events of text_completion chunks, ending with data: [DONE]',
   },
   notes: ['The credits used are in svc (usage.svc on the final streaming usage chunk).'],
 });

@@ -173,6 +173,7 @@ export const createResponse = defineEndpoint({
     schema: responseSchema,
     description: 'The response object; with stream: true a text/event-stream of Responses streaming events.',
     alternate: 'sse',
+    stream: 'server-sent events named by their type (event: lines), ending with the last response event: response.completed, response.incomplete, or response.failed (after an error event); no data: [DONE]',
   },
   notes: [
     'Stored 30 days unless store is false.',
