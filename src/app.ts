@@ -202,7 +202,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   batchEndpoints.register(completionBatchEndpoint(services));
   batchEndpoints.register(responseBatchEndpoint(services, responses));
   batchEndpoints.register(embeddingsBatchEndpoint(services));
-  batchesRoutes(router, new Batches(store.db, jobs, services.files));
+  batchesRoutes(router, new Batches(store.db, jobs, services.files), batchEndpoints.urls);
   services.jobRunner.handle(batchJob, batchJobHandler(services, batchEndpoints, { concurrency: config.batchConcurrency }), { concurrency: config.batchJobs });
   adminRoutes(http, services);
   options.routes?.(router);
