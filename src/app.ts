@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { AccountsService } from './accounts/accounts-service.ts';
 import { ActivityLog } from './activity/activity-log.ts';
-import { recoverActivity } from './activity/recover.ts';
 import { adminRoutes } from './api/admin/routes.ts';
 import { healthRoutes } from './api/health/routes.ts';
 import { metaRoutes } from './api/meta/routes.ts';
@@ -139,10 +138,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
   // Holds of this instance's previous process (a crash, kill -9) will never settle.
   const released = await services.ledger.releasePreviousHolds(Date.now());
-  if (released > 0) http.log.warn({ holds: released, instance: config.instanceId }, 'released the credit holds of calls cut off by the previous process');
+  if (released.length > 0) http.log.warn({ holds: released.length, instance: config.instanceId }, 'released the credit holds of calls cut off by the previous process');
   // Then the activity rows its previous process had not written yet (those calls, and the
   // ones it ran to the end), rebuilt from the ledger, so the log again equals the ledger.
-  const recovered = await recoverActivity(store, config.instanceId);
+  const recovered = await services.activity.recover(released);
   if (recovered > 0) http.log.warn({ rows: recovered, instance: config.instanceId }, 'rebuilt from the ledger the activity rows the previous process had not written');
 
   installPipeline(http, services);

@@ -1,26 +1,35 @@
 // Activity rows a crash lost, rebuilt from the ledger. The activity log buffers rows in
 // memory (activity-log.ts); the settlement that charged a call is durable before its row
 // is even queued. So the ledger entry is the truth, and each instance keeps a durable
-// mark in `meta`: every entry of this instance settled before the mark has its activity
-// row. At start, before it serves, an instance writes the rows missing for its own
-// entries settled since its mark (settled calls whose rows were still in memory, and
-// the calls cut off in flight, whose holds it has just released), then moves the mark
-// to now. Only its own entries: another live instance's rows may still be in its memory.
-import { sql } from 'kysely';
+// mark in `meta`: every entry of this instance whose request id is older than the mark
+// has its activity row. At start, before it serves, an instance writes the rows missing
+// for its own entries from the mark on (settled calls whose rows were still in memory,
+// and the calls cut off in flight, whose holds it has just released), then moves the
+// mark to now. Request ids begin with their time (ids.ts), so "from the mark on" is a
+// range of the ledger's primary key. Only its own entries: another live instance's rows
+// may still be in its memory.
+import { sql, type ExpressionBuilder, type ExpressionWrapper, type SqlBool } from 'kysely';
 import type { Store } from '../store/db.ts';
+import type { Database } from '../store/schema.ts';
 
 /** The error code of a row rebuilt from the ledger (its status is 0: what the caller got is unknown). */
 export const RECOVERED = 'recovered_after_crash';
 
-/**
- * Entries settled this long before the mark are looked at too: the mark is taken from
- * this process's clock, the entry's time from the moment its statement was queued.
- */
+/** Entries this much older than the mark are looked at too (a clock stepped back). */
 const MARK_SLACK_MS = 10_000;
 
 const markKey = (instanceId: string) => `activity_mark:${instanceId}`;
 
-/** Records that every entry of `instanceId` settled before `at` has its activity row. */
+/** The time (Unix ms) a request id was made at (`req_` + 9 base-36 characters, ids.ts); 0 for any other id. */
+export function idTime(requestId: string): number {
+  const t = /^req_([0-9a-z]{9})/.exec(requestId);
+  return t ? parseInt(t[1]!, 36) : 0;
+}
+
+/** The lowest request id made at `at` or later. */
+const idFrom = (at: number) => `req_${Math.max(0, Math.floor(at)).toString(36).padStart(9, '0')}`;
+
+/** Records that every entry of `instanceId` whose request id is older than `at` has its activity row. */
 export async function saveMark(store: Store, instanceId: string, at: number): Promise<void> {
   const value = String(Math.floor(at));
   await store.db
@@ -31,19 +40,36 @@ export async function saveMark(store: Store, instanceId: string, at: number): Pr
 }
 
 /**
- * Writes the activity rows missing for this instance's ledger entries settled since its
- * mark, then moves the mark to `now`. Returns how many it wrote. Idempotent: a row that
- * exists is left alone (the request id is the activity log's key).
+ * Writes the activity rows missing for this instance's ledger entries from its mark on,
+ * and for `released` (the holds of its previous process it has just released: calls cut
+ * off in flight, whatever their age), then moves the mark to `now`. Returns how many it
+ * wrote. Idempotent: a row that exists is left alone (the request id is the activity
+ * log's key). Run before the instance serves: none of its calls is under way.
  */
-export async function recoverActivity(store: Store, instanceId: string, now = Date.now()): Promise<number> {
+export async function recoverActivity(store: Store, instanceId: string, released: readonly string[] = [], now = Date.now()): Promise<number> {
   const { db } = store;
   const mark = await db.selectFrom('meta').select('value').where('key', '=', markKey(instanceId)).executeTakeFirst();
-  // No mark: this instance never started with this code, so it has no entries to look at.
-  const since = mark ? Number(mark.value) - MARK_SLACK_MS : 0;
+  let written = 0;
+  // No mark: this instance never served with this code, so none of its entries is owed a
+  // row beyond the calls just released.
+  if (mark) written += await insertMissing(store, instanceId, (eb) => eb('r.request_id', '>=', idFrom(Number(mark.value) - MARK_SLACK_MS)));
+  for (let i = 0; i < released.length; i += 500) {
+    const ids = released.slice(i, i + 500);
+    written += await insertMissing(store, instanceId, (eb) => eb('r.request_id', 'in', ids));
+  }
+  await saveMark(store, instanceId, now);
+  return written;
+}
+
+type Reservations = ExpressionBuilder<Database & { r: Database['credit_reservations'] }, 'r'>;
+
+/** Inserts, marked recovered, the activity rows missing for this instance's entries that `which` selects. */
+async function insertMissing(store: Store, instanceId: string, which: (eb: Reservations) => ExpressionWrapper<Database & { r: Database['credit_reservations'] }, 'r', SqlBool>): Promise<number> {
+  const { db } = store;
   const missing = db
     .selectFrom('credit_reservations as r')
+    .where(which)
     .where('r.instance_id', '=', instanceId)
-    .where('r.settled_at', '>=', since)
     .where(({ not, exists, selectFrom }) => not(exists(selectFrom('activity as a').select('a.request_id').whereRef('a.request_id', '=', 'r.request_id'))))
     .select([
       'r.request_id',
@@ -84,6 +110,5 @@ export async function recoverActivity(store: Store, instanceId: string, now = Da
     .expression(missing)
     .onConflict((oc) => oc.column('request_id').doNothing())
     .executeTakeFirst();
-  await saveMark(store, instanceId, now);
   return Number(result.numInsertedOrUpdatedRows ?? 0);
 }

@@ -198,8 +198,9 @@ export class Ledger {
    * At start: the holds this instance took before `startedAt` belong to calls of its
    * previous process (stopped by a crash or `kill -9`), which will never settle them.
    * They are released, charging nothing, instead of waiting for the stale sweep.
+   * Returns their request ids.
    */
-  async releasePreviousHolds(startedAt: number): Promise<number> {
+  async releasePreviousHolds(startedAt: number): Promise<string[]> {
     const orphaned = await this.db
       .selectFrom('credit_holds')
       .selectAll()
@@ -207,7 +208,7 @@ export class Ledger {
       .where('created_at', '<', startedAt)
       .execute();
     for (const r of orphaned) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
-    return orphaned.length;
+    return orphaned.map((r) => r.request_id);
   }
 }
 

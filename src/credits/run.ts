@@ -77,6 +77,10 @@ export class Run {
   ): Promise<Run> {
     const { key, input } = opts;
     const price = 'price' in opts ? opts.price : services.chat.price(opts.model);
+    // The activity log owes this call a row from now on: until it is written, a crash
+    // leaves it to be rebuilt from the ledger entry (activity/recover.ts).
+    const owed = services.activity.expect(call.id);
+    if (owed) await owed;
     const reservation = await services.ledger.reserve(key.accountId, key.id, call.id, estimateFor(services, price, input.bound, opts.maxOutputTokens), {
       endpoint: call.route?.endpoint ?? '',
       model: call.model,
@@ -181,9 +185,6 @@ export class Run {
         this.usage ?? (this.started ? { inputTokens: await this.input.counted(), outputTokens: await countTokensAsync(this.emitted) } : { inputTokens: 0, outputTokens: 0 });
       const usd = this.providerCostUsd ?? usdFor(this.price, usage);
       const costUsd = Math.round(usd * 1_000_000);
-      // The activity log owes this call a row from now on: until it is written, a crash
-      // leaves it to be rebuilt from the ledger entry (activity/recover.ts).
-      this.services.activity.expect(this.state.id);
       const credits = await this.services.ledger.settle(this.reservation, microCreditsFor(usd, this.services.config.creditsPerUsd), {
         inputTokens: usage.inputTokens,
         outputTokens: usage.outputTokens,

@@ -3,8 +3,9 @@
 // durable; at start an instance rebuilds its missing rows from its entries
 // (activity/recover.ts). So a hold names its call's endpoint and model, and the entry
 // copies them with the instance that took the hold, plus the tokens and cost it was
-// charged for. Entries from before this migration have none (never recovered).
-// The index finds one instance's entries settled since a time, the recovery's scan.
+// charged for. Entries from before this migration have none (never recovered). No
+// index: the recovery reads a range of request ids (they begin with their time), and
+// every index here is written on every model call.
 import { SqliteAdapter, sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -21,7 +22,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   ] as const) {
     await db.schema.alterTable('credit_reservations').addColumn(name, type).execute();
   }
-  await db.schema.createIndex('credit_reservations_instance_settled').on('credit_reservations').columns(['instance_id', 'settled_at']).execute();
   if (db.getExecutor().adapter instanceof SqliteAdapter) return;
   await sql`drop function if exists ledger_reserve(text[], text[], text[], bigint[], bigint, text, bigint)`.execute(db);
   await sql`drop function if exists ledger_settle(text[], bigint[], bigint)`.execute(db);
@@ -75,7 +75,6 @@ export async function down(db: Kysely<any>): Promise<void> {
     await sql`drop function if exists ledger_reserve(text[], text[], text[], bigint[], bigint, text, bigint, text[], text[])`.execute(db);
     await sql`drop function if exists ledger_settle(text[], bigint[], bigint, bigint[], bigint[], bigint[])`.execute(db);
   }
-  await db.schema.dropIndex('credit_reservations_instance_settled').execute();
   for (const name of ['cost_usd', 'output_tokens', 'input_tokens', 'model', 'endpoint', 'instance_id']) {
     await db.schema.alterTable('credit_reservations').dropColumn(name).execute();
   }
