@@ -19,7 +19,7 @@ const MARK_EVERY_MS = 1_000;
 /**
  * The mark stays this far behind the clock, so a call that reserves this long after its
  * id was made (a slow upload, a batch line waiting for a slot) is still above it; one
- * later than that moves the mark back before it reserves (`open`).
+ * later than that moves the mark back before it reserves (`expect`).
  */
 const MARK_LAG_MS = 30_000;
 /** Calls tracked at most; past it the oldest are folded into the floor (the mark then stays behind them). */
