@@ -118,7 +118,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     adminTokens: new AdminTokens(store.db, config.adminToken, config.keyCacheMs),
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
-    activity: new ActivityLog(store, http.log, config.activityFlushMs),
+    activity: new ActivityLog(store, http.log, config.activityFlushMs, config.instanceId),
     ledger: new Ledger(store, http.log, config.instanceId, config.holdLeaseMs),
     chat: options.chat ?? createChatBackend(config, options.env, upstreamCallRecorder(metrics, http.log)),
     metrics,
@@ -140,7 +140,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
   // Holds of this instance's previous process (a crash, kill -9) will never settle.
   const released = await services.ledger.releasePreviousHolds(Date.now());
-  if (released > 0) http.log.warn({ holds: released, instance: config.instanceId }, 'released the credit holds of calls cut off by the previous process');
+  if (released.length > 0) http.log.warn({ holds: released.length, instance: config.instanceId }, 'released the credit holds of calls cut off by the previous process');
+  // Then the activity rows its previous process had not written yet (those calls, and the
+  // ones it ran to the end), rebuilt from the ledger, so the log again equals the ledger.
+  const recovered = await services.activity.recover(released);
+  if (recovered > 0) http.log.warn({ rows: recovered, instance: config.instanceId }, 'rebuilt from the ledger the activity rows the previous process had not written');
 
   installPipeline(http, services);
   await http.register(fastifyWebsocket, websocketPluginOptions(config.bodyLimitBytes));
@@ -205,7 +209,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   batchEndpoints.register(completionBatchEndpoint(services));
   batchEndpoints.register(responseBatchEndpoint(services, responses));
   batchEndpoints.register(embeddingsBatchEndpoint(services));
-  batchesRoutes(router, new Batches(store.db, jobs, services.files));
+  batchesRoutes(router, new Batches(store.db, jobs, services.files), batchEndpoints.urls);
   services.jobRunner.handle(batchJob, batchJobHandler(services, batchEndpoints, { concurrency: config.batchConcurrency }), { concurrency: config.batchJobs });
   adminRoutes(http, services);
   options.routes?.(router);

@@ -220,7 +220,10 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
         if (isObject(holder)) enforce(`${parent}.${child}`, rule, holder[child]);
       }
       for (const name of required) {
-        if (input[name] === undefined) throw invalidRequest(`Missing required parameter: '${name}'.`, name);
+        // A null limited value means "not set" (above), so a required one is missing.
+        if (input[name] === undefined || (input[name] === null && topLevel.get(name)?.category === 'limited')) {
+          throw invalidRequest(`Missing required parameter: '${name}'.`, name);
+        }
       }
       const parsed = elementFailure(validator, known) ?? validator.safeParse(known, { reportInput: true });
       if (!parsed.success) {

@@ -5,7 +5,7 @@
 // limit. Each call still learns whether its own hold was taken or settled. Should a
 // batch fail, each of its calls is tried alone, so only the one at fault fails.
 import type { Store } from '../store/db.ts';
-import type { LedgerStatements, Reservation } from './ledger.ts';
+import type { CallFacts, ChargedFor, LedgerStatements, Reservation } from './ledger.ts';
 
 interface Queued<T> {
   item: T;
@@ -49,41 +49,52 @@ interface ReserveItem {
   keyId: string | null;
   amount: number;
   at: number;
+  call: CallFacts | null;
 }
 
 interface SettleItem {
   requestId: string;
   charge: number;
   at: number;
+  usage: ChargedFor | null;
 }
 
 export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>, instanceId: string, leaseMs: number): LedgerStatements {
   const ids = (rows: unknown[]) => new Set(rows.map((r) => (r as { id: string }).id));
   const reserves = new Batcher<ReserveItem>(async (items) =>
     ids(
-      await prepared('ledger_reserve', 'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint, $6::text, $7::bigint)', [
-        items.map((i) => i.requestId),
-        items.map((i) => i.accountId),
-        items.map((i) => i.keyId),
-        items.map((i) => i.amount),
-        items[0]!.at,
-        instanceId,
-        items[0]!.at + leaseMs,
-      ]),
+      await prepared(
+        'ledger_reserve',
+        'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint, $6::text, $7::bigint, $8::text[], $9::text[])',
+        [
+          items.map((i) => i.requestId),
+          items.map((i) => i.accountId),
+          items.map((i) => i.keyId),
+          items.map((i) => i.amount),
+          items[0]!.at,
+          instanceId,
+          items[0]!.at + leaseMs,
+          items.map((i) => i.call?.endpoint ?? null),
+          items.map((i) => i.call?.model ?? null),
+        ],
+      ),
     ),
   );
   const settles = new Batcher<SettleItem>(async (items) =>
     ids(
-      await prepared('ledger_settle', 'select ledger_settle as id from ledger_settle($1::text[], $2::bigint[], $3::bigint)', [
+      await prepared('ledger_settle', 'select ledger_settle as id from ledger_settle($1::text[], $2::bigint[], $3::bigint, $4::bigint[], $5::bigint[], $6::bigint[])', [
         items.map((i) => i.requestId),
         items.map((i) => i.charge),
         items[0]!.at,
+        items.map((i) => i.usage?.inputTokens ?? 0),
+        items.map((i) => i.usage?.outputTokens ?? 0),
+        items.map((i) => i.usage?.costUsd ?? 0),
       ]),
     ),
   );
   return {
     ordered: false,
-    reserve: (r: Reservation, keyId, now) => reserves.add({ requestId: r.requestId, accountId: r.accountId, keyId, amount: r.amount, at: now }),
-    settle: (r: Reservation, charge, now) => settles.add({ requestId: r.requestId, charge, at: now }),
+    reserve: (r: Reservation, keyId, call, now) => reserves.add({ requestId: r.requestId, accountId: r.accountId, keyId, amount: r.amount, at: now, call }),
+    settle: (r: Reservation, charge, usage, now) => settles.add({ requestId: r.requestId, charge, at: now, usage }),
   };
 }

@@ -3,29 +3,54 @@
 // settlements of one event-loop turn share a commit.
 import type SQLite from 'better-sqlite3';
 import type { Store } from '../store/db.ts';
-import type { LedgerStatements, Reservation } from './ledger.ts';
+import type { CallFacts, ChargedFor, LedgerStatements, Reservation } from './ledger.ts';
 
 export function sqliteStatements(write: NonNullable<Store['sqliteWrite']>, instanceId: string, leaseMs: number): LedgerStatements {
-  let prepared: { reserve: (r: Reservation, keyId: string | null, now: number) => boolean; settle: (r: Reservation, charge: number, now: number) => boolean } | undefined;
+  let prepared:
+    | {
+        reserve: (r: Reservation, keyId: string | null, call: CallFacts | null, now: number) => boolean;
+        settle: (r: Reservation, charge: number, usage: ChargedFor | null, now: number) => boolean;
+      }
+    | undefined;
   const statements = (conn: SQLite.Database) => {
     if (prepared) return prepared;
     const take = conn.prepare('update accounts set reserved = reserved + ? where id = ? and balance - reserved >= ?');
-    const hold = conn.prepare('insert into credit_holds (request_id, account_id, key_id, amount, created_at, instance_id, lease_until) values (?, ?, ?, ?, ?, ?, ?)');
-    const unhold = conn.prepare('delete from credit_holds where request_id = ? returning account_id, key_id, amount, created_at');
+    const hold = conn.prepare(
+      'insert into credit_holds (request_id, account_id, key_id, amount, created_at, instance_id, lease_until, endpoint, model) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const unhold = conn.prepare('delete from credit_holds where request_id = ? returning account_id, key_id, amount, created_at, instance_id, endpoint, model');
     const entry = conn.prepare(
-      'insert into credit_reservations (request_id, account_id, key_id, amount, status, charged, created_at, settled_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
+      `insert into credit_reservations (request_id, account_id, key_id, amount, status, charged, created_at, settled_at, instance_id, endpoint, model, input_tokens, output_tokens, cost_usd)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const release = conn.prepare('update accounts set reserved = reserved - ?, balance = balance - ? where id = ?');
     prepared = {
-      reserve: (r, keyId, now) => {
+      reserve: (r, keyId, call, now) => {
         if (take.run(r.amount, r.accountId, r.amount).changes !== 1) return false;
-        hold.run(r.requestId, r.accountId, keyId, r.amount, now, instanceId, now + leaseMs);
+        hold.run(r.requestId, r.accountId, keyId, r.amount, now, instanceId, now + leaseMs, call?.endpoint ?? null, call?.model ?? null);
         return true;
       },
-      settle: (r, charge, now) => {
-        const held = unhold.get(r.requestId) as { account_id: string; key_id: string | null; amount: number; created_at: number } | undefined;
+      settle: (r, charge, usage, now) => {
+        const held = unhold.get(r.requestId) as
+          | { account_id: string; key_id: string | null; amount: number; created_at: number; instance_id: string | null; endpoint: string | null; model: string | null }
+          | undefined;
         if (!held) return false;
-        entry.run(r.requestId, held.account_id, held.key_id, held.amount, charge > 0 ? 'settled' : 'released', charge, held.created_at, now);
+        entry.run(
+          r.requestId,
+          held.account_id,
+          held.key_id,
+          held.amount,
+          charge > 0 ? 'settled' : 'released',
+          charge,
+          held.created_at,
+          now,
+          held.instance_id,
+          held.endpoint,
+          held.model,
+          usage?.inputTokens ?? 0,
+          usage?.outputTokens ?? 0,
+          usage?.costUsd ?? 0,
+        );
         release.run(held.amount, charge, held.account_id);
         return true;
       },
@@ -35,7 +60,7 @@ export function sqliteStatements(write: NonNullable<Store['sqliteWrite']>, insta
   // Each runs inside a group-commit transaction: a throw rolls back its own writes.
   return {
     ordered: true,
-    reserve: (r, keyId, now) => write((conn) => statements(conn).reserve(r, keyId, now)),
-    settle: (r, charge, now) => write((conn) => statements(conn).settle(r, charge, now)),
+    reserve: (r, keyId, call, now) => write((conn) => statements(conn).reserve(r, keyId, call, now)),
+    settle: (r, charge, usage, now) => write((conn) => statements(conn).settle(r, charge, usage, now)),
   };
 }

@@ -20,6 +20,23 @@ export interface Reservation {
 }
 
 /**
+ * What a ledger entry records of its call beside the charge (migration 0020), so that an
+ * activity row a crash lost can be rebuilt from the entry (activity/recover.ts).
+ */
+export interface CallFacts {
+  endpoint: string;
+  model: string | null;
+}
+
+/** What a settlement charged for. */
+export interface ChargedFor {
+  inputTokens: number;
+  outputTokens: number;
+  /** micro-USD */
+  costUsd: number;
+}
+
+/**
  * The two statements every model call runs, written per dialect because they are the
  * hot path (query building would cost more than the queries themselves): on SQLite
  * prepared statements under group commit (ledger-sqlite.ts), on PostgreSQL one
@@ -35,9 +52,9 @@ export interface LedgerStatements {
    */
   readonly ordered: boolean;
   /** Holds `amount` when balance - reserved covers it; false when it cannot. */
-  reserve(r: Reservation, keyId: string | null, now: number): Promise<boolean>;
+  reserve(r: Reservation, keyId: string | null, call: CallFacts | null, now: number): Promise<boolean>;
   /** Releases the hold and writes the ledger entry with `charge`; false when nothing was held. */
-  settle(r: Reservation, charge: number, now: number): Promise<boolean>;
+  settle(r: Reservation, charge: number, usage: ChargedFor | null, now: number): Promise<boolean>;
 }
 
 export class Ledger {
@@ -85,9 +102,9 @@ export class Ledger {
   }
 
   /** Holds `amount` micro-credits; null when the account cannot cover it. */
-  async reserve(accountId: string, keyId: string | null, requestId: string, amount: number): Promise<Reservation | null> {
+  async reserve(accountId: string, keyId: string | null, requestId: string, amount: number, call: CallFacts | null = null): Promise<Reservation | null> {
     const reservation: Reservation = { accountId, requestId, amount: Math.max(1, Math.ceil(amount)) };
-    if (!(await this.statements.reserve(reservation, keyId, Date.now()))) return null;
+    if (!(await this.statements.reserve(reservation, keyId, call, Date.now()))) return null;
     if (this.statements.ordered) this.held.add(requestId);
     return reservation;
   }
@@ -103,9 +120,9 @@ export class Ledger {
    * afterwards can miss it. Should that commit fail, the error is logged and the hold
    * stays until the stale sweep releases it.
    */
-  async settle(reservation: Reservation, actual: number): Promise<number> {
+  async settle(reservation: Reservation, actual: number, usage: ChargedFor | null = null): Promise<number> {
     const charge = Math.max(0, Math.min(reservation.amount, Math.round(actual)));
-    const written = this.statements.settle(reservation, charge, Date.now());
+    const written = this.statements.settle(reservation, charge, usage, Date.now());
     // Only a hold this process took and has not settled yet is known to be there.
     if (!this.held.delete(reservation.requestId)) return (await written) ? charge : 0;
     written.catch((err: unknown) => this.log.error({ err, request_id: reservation.requestId }, 'settling a credit reservation failed'));
@@ -181,8 +198,9 @@ export class Ledger {
    * At start: the holds this instance took before `startedAt` belong to calls of its
    * previous process (stopped by a crash or `kill -9`), which will never settle them.
    * They are released, charging nothing, instead of waiting for the stale sweep.
+   * Returns their request ids.
    */
-  async releasePreviousHolds(startedAt: number): Promise<number> {
+  async releasePreviousHolds(startedAt: number): Promise<string[]> {
     const orphaned = await this.db
       .selectFrom('credit_holds')
       .selectAll()
@@ -190,7 +208,7 @@ export class Ledger {
       .where('created_at', '<', startedAt)
       .execute();
     for (const r of orphaned) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
-    return orphaned.length;
+    return orphaned.map((r) => r.request_id);
   }
 }
 

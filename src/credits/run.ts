@@ -77,7 +77,14 @@ export class Run {
   ): Promise<Run> {
     const { key, input } = opts;
     const price = 'price' in opts ? opts.price : services.chat.price(opts.model);
-    const reservation = await services.ledger.reserve(key.accountId, key.id, call.id, estimateFor(services, price, input.bound, opts.maxOutputTokens));
+    // The activity log owes this call a row from now on: until it is written, a crash
+    // leaves it to be rebuilt from the ledger entry (activity/recover.ts).
+    const owed = services.activity.expect(call.id);
+    if (owed) await owed;
+    const reservation = await services.ledger.reserve(key.accountId, key.id, call.id, estimateFor(services, price, input.bound, opts.maxOutputTokens), {
+      endpoint: call.route?.endpoint ?? '',
+      model: call.model,
+    });
     if (!reservation) {
       throw insufficientQuota(
         opts.maxOutputTokens > 0
@@ -183,14 +190,19 @@ export class Run {
       const usage =
         this.usage ?? (this.started ? { inputTokens: await this.input.counted(), outputTokens: await countTokensAsync(this.emitted) } : { inputTokens: 0, outputTokens: 0 });
       const usd = this.providerCostUsd ?? usdFor(this.price, usage);
-      const credits = await this.services.ledger.settle(this.reservation, microCreditsFor(usd, this.services.config.creditsPerUsd));
+      const costUsd = Math.round(usd * 1_000_000);
+      const credits = await this.services.ledger.settle(this.reservation, microCreditsFor(usd, this.services.config.creditsPerUsd), {
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        costUsd,
+      });
       const now = Date.now();
       Object.assign(this.state, {
         usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
         creditsSettled: credits,
-        costUsd: Math.round(usd * 1_000_000),
+        costUsd,
       });
-      await this.services.caps.record(this.key, { tokens: usage.inputTokens + usage.outputTokens, credits, spend: Math.round(usd * 1_000_000) }, now);
+      await this.services.caps.record(this.key, { tokens: usage.inputTokens + usage.outputTokens, credits, spend: costUsd }, now);
       return { credits, usage };
     })();
     this.closed

@@ -99,6 +99,14 @@ export interface CreditReservationsTable {
   charged: number;
   created_at: number;
   settled_at: number | null;
+  /** The instance whose call it was (the hold's), and what an activity row needs (migration 0020); null on older entries. */
+  instance_id: string | null;
+  endpoint: string | null;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  /** micro-USD */
+  cost_usd: number | null;
 }
 
 /** Credits held for a model call in flight (migration 0005); deleted when it settles. */
@@ -113,6 +121,9 @@ export interface CreditHoldsTable {
   instance_id: string | null;
   /** Unix ms until which the hold's instance vouches for it (renewed while the run lives); null before migration 0012. */
   lease_until: number | null;
+  /** The call's endpoint and model, copied to the ledger entry (migration 0020). */
+  endpoint: string | null;
+  model: string | null;
 }
 
 /** A batch (migration 0013); times are Unix ms. */

@@ -1,7 +1,8 @@
 // The endpoints a batch line may name, each with the contract its bodies are checked
 // against and the call that answers it. Families register here as they are offered
-// (chat and text completions, responses, embeddings; moderations when its issue adds
-// it); a line naming any other endpoint fails validation.
+// (chat and text completions, responses, embeddings); `POST /batches` takes exactly the
+// endpoints registered here (its contract is made from `urls`), so a batch naming any
+// other is refused when it is created.
 import type { EndpointContract } from '../../contract/types.ts';
 import type { Call } from '../../pipeline/call.ts';
 

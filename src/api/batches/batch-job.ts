@@ -3,7 +3,8 @@
 // and error files. Each line is recorded before it starts and again with its outcome,
 // so a restart resumes where the batch stopped and never runs a line twice: a line a
 // crash cut off is recorded failed, not run again (at most once, like a request the
-// client sent once).
+// client sent once); when the ledger charged it (it ran, its answer was lost), it is
+// reported with its charge, which the batch's usage counts.
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { JobContext } from '../../jobs/types.ts';
@@ -11,6 +12,7 @@ import { JobInterrupted } from '../../jobs/types.ts';
 import type { Services } from '../../services.ts';
 import type { BatchesTable } from '../../store/schema.ts';
 import type { CallLog } from '../../pipeline/call.ts';
+import { fromMicro } from '../../accounts/money.ts';
 import { serverError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { jsonText } from '../json-text.ts';
@@ -65,11 +67,12 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
     }
 
     if (batch.status === 'in_progress' || batch.status === 'cancelling') {
-      // Lines a crash cut off: they may have run, so they are recorded failed, never run again.
+      // Lines a crash cut off: they may have run, so they are recorded failed, never run
+      // again; one the ledger charged is reported with its charge (its answer is lost).
       const cut = await db.selectFrom('batch_lines').select(['line_no', 'outcome']).where('batch_id', '=', batch.id).where('state', '=', 'running').execute();
       for (const { line_no, outcome } of cut) {
-        const customId = outcome ? (JSON.parse(outcome) as { custom_id: string }).custom_id : '';
-        await record(batch, line_no, interrupted(customId), false, 0, 0, 0);
+        const started = outcome ? (JSON.parse(outcome) as { custom_id: string; request_id?: string }) : { custom_id: '' };
+        await recordCutOff(batch, line_no, started.custom_id, started.request_id);
       }
       if (batch.status === 'in_progress' && key && endpoint) await runLines(ctx, batch, key, endpoint, log);
       batch = (await load(batch.id))!;
@@ -109,15 +112,18 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
         }
         if (ctx.signal.aborted || (await cancelling(batch.id))) break;
         while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
-        // Recorded before it starts: after a crash this line is known to have (maybe) run.
-        await db.insertInto('batch_lines').values({ batch_id: batch.id, line_no: lineNo, state: 'running', outcome: JSON.stringify({ custom_id: line.customId }), ok: 0 }).execute();
+        // Recorded before it starts, with its request id: after a crash this line is known
+        // to have (maybe) run, and the ledger tells whether it was charged.
+        const requestId = newId('req_');
+        const started = JSON.stringify({ custom_id: line.customId, request_id: requestId });
+        await db.insertInto('batch_lines').values({ batch_id: batch.id, line_no: lineNo, state: 'running', outcome: started, ok: 0 }).execute();
         const no = lineNo;
-        const p = runLine(services, endpoint, key, { customId: line.customId, body: line.body, ip: batch.caller_ip, log, signal: lines.signal })
+        const p = runLine(services, endpoint, key, { customId: line.customId, body: line.body, ip: batch.caller_ip, log, signal: lines.signal, requestId })
           .then(async (o) => {
-            const usage = o.response.body.usage as { prompt_tokens?: number; completion_tokens?: number } | undefined;
-            const { credits, ...outcome } = o;
+            // The usage is what the ledger charged for, whatever the surface calls its tokens.
+            const { credits, usage, ...outcome } = o;
             const ok = o.response.status_code >= 200 && o.response.status_code < 300;
-            await record(batch, no, outcome, ok, credits, usage?.prompt_tokens ?? 0, usage?.completion_tokens ?? 0);
+            await record(batch, no, outcome, ok, credits, usage.inputTokens, usage.outputTokens);
           })
           .catch((err: unknown) => log.error({ err, line: no }, 'recording a batch line failed'))
           .finally(() => inFlight.delete(p));
@@ -157,6 +163,23 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
         .where('id', '=', batch.id)
         .execute();
     });
+  }
+
+  /**
+   * A line a crash cut off. Charged in the ledger: it ran, its answer is lost, and it is
+   * reported with its charge and usage (counted in the batch's). Otherwise (released or
+   * never reserved) it is reported as not run again, charged nothing. A hold still there
+   * belongs to a dead process and is released charging nothing.
+   */
+  async function recordCutOff(batch: BatchesTable, lineNo: number, customId: string, requestId: string | undefined) {
+    const entry = requestId
+      ? await db.selectFrom('credit_reservations').select(['charged', 'input_tokens', 'output_tokens']).where('request_id', '=', requestId).executeTakeFirst()
+      : undefined;
+    const credits = Number(entry?.charged ?? 0);
+    if (!entry || credits <= 0) return record(batch, lineNo, interrupted(customId, requestId ?? ''), false, 0, 0, 0);
+    const input = Number(entry.input_tokens ?? 0);
+    const output = Number(entry.output_tokens ?? 0);
+    await record(batch, lineNo, answerLost(customId, requestId!, batch.endpoint, credits, input, output), false, credits, input, output);
   }
 
   async function fail(id: string, errors: unknown[], total = 0) {
@@ -206,7 +229,24 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
 /** The input file was deleted under a running batch. */
 class InputGone extends Error {}
 
-function interrupted(customId: string): Outcome {
+function interrupted(customId: string, requestId: string): Outcome {
   const error = serverError('The service restarted while this request ran; it was not run again.');
-  return { id: newId('batch_req_'), custom_id: customId, response: { status_code: error.status, request_id: '', body: error.toBody() }, error: null };
+  return { id: newId('batch_req_'), custom_id: customId, response: { status_code: error.status, request_id: requestId, body: error.toBody() }, error: null };
+}
+
+/** A line that ran and was charged, whose answer a crash lost before it was recorded. */
+function answerLost(customId: string, requestId: string, endpoint: string, credits: number, input: number, output: number): Outcome {
+  const error = serverError(
+    'The service restarted after this request ran and before its answer was recorded, so the answer is lost; it was charged for what ran (svc, usage) and is not repeated.',
+  );
+  const usage =
+    endpoint === '/v1/responses'
+      ? { input_tokens: input, output_tokens: output, total_tokens: input + output }
+      : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  return {
+    id: newId('batch_req_'),
+    custom_id: customId,
+    response: { status_code: error.status, request_id: requestId, body: { ...error.toBody(), usage, svc: fromMicro(credits) } },
+    error: null,
+  };
 }

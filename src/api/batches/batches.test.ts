@@ -147,7 +147,52 @@ describe('batches on the offline engine', () => {
     assert.equal(batch.output_file_id, null);
   });
 
-  test('input checks: a file of another purpose, an unknown file, an endpoint not offered yet', async () => {
+  test('a batch of /v1/responses lines reports the tokens its lines used', async () => {
+    const account = await server.createAccount(100);
+    const { key } = await server.createKey({ account_id: account.id, permissions: { files: true } });
+    const client = server.openai(key);
+    const lines = Array.from({ length: 5 }, (_, i) => ({ custom_id: `r-${i}`, method: 'POST', url: '/v1/responses', body: { model: 'agent', input: `Say ${i} in a sentence.`, max_output_tokens: 40 } }));
+    const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), 'responses.jsonl'), purpose: 'batch' });
+    const batch = await settle(client, (await client.batches.create({ input_file_id: file.id, endpoint: '/v1/responses', completion_window: '24h' })).id);
+    assert.equal(batch.status, 'completed', JSON.stringify(batch.errors));
+    const out = await readLines(client, batch.output_file_id);
+    assert.equal(out.length, 5);
+    const input = out.reduce((n, o) => n + o.response.body.usage.input_tokens, 0);
+    const output = out.reduce((n, o) => n + o.response.body.usage.output_tokens, 0);
+    assert.ok(input > 0 && output > 0);
+    assert.deepEqual(batch.usage, {
+      input_tokens: input,
+      output_tokens: output,
+      total_tokens: input + output,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    });
+  });
+
+  test('an endpoint no batch call is registered for is refused at create, naming endpoint; the contract lists the registered ones', async () => {
+    const { key } = await server.createKey({ permissions: { files: true } });
+    const client = server.openai(key);
+    const line = JSON.stringify({ custom_id: 'm', method: 'POST', url: '/v1/moderations', body: { model: 'omni-moderation-latest', input: 'x' } });
+    const file = await client.files.create({ file: await toFile(Buffer.from(line), 'm.jsonl'), purpose: 'batch' });
+    for (const endpoint of ['/v1/moderations', '/v1/videos', '/v1/nothing', null]) {
+      const res = await server.fetch('/v1/batches', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input_file_id: file.id, endpoint, completion_window: '24h' }) });
+      assert.equal(res.status, 400, String(endpoint));
+      const body = (await res.json()) as { error: { param: string; message: string } };
+      assert.equal(body.error.param, 'endpoint');
+      assert.ok(res.headers.get('x-request-id'));
+    }
+    assert.equal((await client.batches.list()).data.length, 0, 'nothing was created');
+
+    const registered = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses'];
+    const caps = (await (await server.fetch('/v1/capabilities')).json()) as { limited_fields: Record<string, Record<string, string[]>> };
+    assert.deepEqual([...caps.limited_fields['POST /batches']!.endpoint!].sort(), registered);
+    const doc = (await (await server.fetch('/v1/openapi.json')).json()) as Record<string, any>;
+    const schema = doc.paths['/batches'].post.requestBody.content['application/json'].schema;
+    const properties = schema.properties ?? doc.components.schemas[schema.$ref.split('/').pop()].properties;
+    assert.deepEqual([...properties.endpoint.enum].sort(), registered);
+  });
+
+  test('input checks: a file of another purpose, an unknown file', async () => {
     const { key } = await server.createKey({ permissions: { files: true } });
     const client = server.openai(key);
     const notBatch = await client.files.create({ file: await toFile(Buffer.from('x'), 'x.txt'), purpose: 'user_data' });
@@ -155,11 +200,6 @@ describe('batches on the offline engine', () => {
     await assert.rejects(client.batches.create({ input_file_id: 'file-nope', endpoint: '/v1/chat/completions', completion_window: '24h' }), (e: unknown) => e instanceof OpenAI.BadRequestError && e.param === 'input_file_id');
     // A NUL, which PostgreSQL cannot compare, is refused before any lookup.
     await assert.rejects(client.batches.create({ input_file_id: 'file-\u0000', endpoint: '/v1/chat/completions', completion_window: '24h' }), (e: unknown) => e instanceof OpenAI.BadRequestError && e.param === 'input_file_id');
-    const line = JSON.stringify({ custom_id: 'm', method: 'POST', url: '/v1/moderations', body: { model: 'omni-moderation-latest', input: 'x' } });
-    const file = await client.files.create({ file: await toFile(Buffer.from(line), 'm.jsonl'), purpose: 'batch' });
-    const batch = await settle(client, (await client.batches.create({ input_file_id: file.id, endpoint: '/v1/moderations', completion_window: '24h' })).id);
-    assert.equal(batch.status, 'failed');
-    assert.equal(batch.errors!.data![0]!.code, 'invalid_endpoint');
   });
 
   test("another account's batch is 404; without the Files switch batches are 403; list pages newest first", async () => {

@@ -1,16 +1,17 @@
 // /batches (SPEC "Files and batches", Files switch): create from an uploaded batch file,
 // list, retrieve, cancel. The work runs as a durable job (batch-job.ts); only the key's
 // own account sees a batch.
-import { cancelBatch, createBatch, listBatches, retrieveBatch } from '../../contract/endpoints/batches.ts';
+import { cancelBatch, createBatchFor, listBatches, retrieveBatch } from '../../contract/endpoints/batches.ts';
 import { notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
 import { batchObject, type Batches } from './batches-service.ts';
 
 const missing = (id: string) => notFound(`No such Batch object: ${id}`, 'batch_id');
 
-export function batchesRoutes(router: Router, batches: Batches): void {
-  router.endpoint(createBatch, async ({ body, key, request }) =>
-    batches.create(key, { input_file_id: body.input_file_id!, endpoint: body.endpoint!, completion_window: body.completion_window!, metadata: body.metadata ?? null }, request.ip),
+/** `endpoints`: the ones a batch line can be run on (registered in BatchEndpoints); a batch naming another is refused. */
+export function batchesRoutes(router: Router, batches: Batches, endpoints: readonly string[]): void {
+  router.endpoint(createBatchFor(endpoints), async ({ body, key, request }) =>
+    batches.create(key, { input_file_id: body.input_file_id!, endpoint: body.endpoint as string, completion_window: body.completion_window!, metadata: body.metadata ?? null }, request.ip),
   );
 
   router.endpoint(listBatches, async ({ query, key }) =>

@@ -22,6 +22,8 @@ export interface LineOutcome {
   error: null;
   /** Micro-credits charged for it. */
   credits: number;
+  /** The tokens it was charged for (whatever its surface calls them in its body). */
+  usage: { inputTokens: number; outputTokens: number };
 }
 
 export interface LineInput {
@@ -32,11 +34,13 @@ export interface LineInput {
   log: CallLog;
   /** Aborted when the batch is cancelled or its job interrupted: the run stops and settles for what ran. */
   signal: AbortSignal;
+  /** The call's request id, when the caller recorded it before the line ran (default: a new one). */
+  requestId?: string;
 }
 
 export async function runLine(services: Services, endpoint: BatchEndpoint, key: KeyRecord, line: LineInput): Promise<LineOutcome> {
   const call = newCall({
-    id: newId('req_'),
+    id: line.requestId ?? newId('req_'),
     method: 'POST',
     route: { auth: 'key', contract: endpoint.contract, endpoint: endpoint.url },
     routeLabel: `batch ${endpoint.url}`,
@@ -70,5 +74,6 @@ export async function runLine(services: Services, endpoint: BatchEndpoint, key: 
     response: { status_code: status, request_id: call.id, body },
     error: null,
     credits: call.creditsSettled,
+    usage: { inputTokens: call.usage.inputTokens, outputTokens: call.usage.outputTokens },
   };
 }

@@ -42,7 +42,8 @@ export function parseLine(text: string, lineNo: number, url: string, endpoint: B
   const fail = (code: string, message: string, param: string | null = null): never => {
     throw Object.assign(new Error(message), { batchError: { code, message, param, line: lineNo } satisfies BatchLineError });
   };
-  if (!endpoint) fail('invalid_endpoint', `The endpoint ${url} cannot be used in a batch yet; it offers: /v1/chat/completions, /v1/completions.`);
+  // Create refuses such a batch; one stored before its endpoint stopped being offered ends here.
+  if (!endpoint) fail('invalid_endpoint', `The endpoint ${url} cannot be used in a batch here.`);
   const bytes = Buffer.from(text);
   if (tooDeep(bytes)) fail('invalid_json_line', `Line ${lineNo} is nested deeper than ${MAX_JSON_DEPTH} levels.`);
   let value: unknown;

@@ -1,10 +1,20 @@
 // Batch endpoints (SPEC "Files and batches": need the Files switch; Batch resource: a .jsonl
 // uploaded with purpose batch, five endpoints, 24h window, output files stay until deleted).
 import { z } from 'zod';
-import { applied, listQueryFields, listSchema, metadataSchema, objectId, refused, svcSchema, withoutFields } from '../fields.ts';
+import { applied, limited, listQueryFields, listSchema, metadataSchema, objectId, refused, svcSchema, withoutFields } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
 
-export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses', '/v1/moderations'] as const;
+/** The endpoints the reference lets a batch name; the service takes those it registers a batch call for (api/batches/batch-endpoints.ts). */
+export const BATCH_ENDPOINTS = [
+  '/v1/responses',
+  '/v1/chat/completions',
+  '/v1/embeddings',
+  '/v1/completions',
+  '/v1/moderations',
+  '/v1/images/generations',
+  '/v1/images/edits',
+  '/v1/videos',
+] as const;
 
 const timestamp = z.number().int().nullable().optional();
 
@@ -62,28 +72,38 @@ export const batchSchema = z
 
 const batchIdParams = { batch_id: z.string() };
 
-export const createBatch = defineEndpoint({
-  operationId: 'createBatch',
-  method: 'POST',
-  path: '/batches',
-  family: 'batches',
-  summary: 'Creates a batch from an uploaded .jsonl file of requests.',
-  permission: 'files',
-  body: {
-    type: 'json',
-    required: ['input_file_id', 'endpoint', 'completion_window'],
-    fields: {
-      input_file_id: applied(objectId(), 'a .jsonl file uploaded with purpose batch'),
-      endpoint: applied(z.enum(BATCH_ENDPOINTS), BATCH_ENDPOINTS.join(', ')),
-      completion_window: applied(z.literal('24h'), '24h'),
-      metadata: applied(metadataSchema, 'see Conventions'),
-      output_expires_after: refused('output files stay until deleted; an expiry cannot be set'),
+/**
+ * Creating a batch, its `endpoint` limited to `offered`: the endpoints a line can be run
+ * on here, as registered at start, so a batch naming another is refused at once (400
+ * naming `endpoint`) instead of failing later, and /capabilities and /openapi.json list
+ * exactly those.
+ */
+export const createBatchFor = (offered: readonly string[]) =>
+  defineEndpoint({
+    operationId: 'createBatch',
+    method: 'POST',
+    path: '/batches',
+    family: 'batches',
+    summary: 'Creates a batch from an uploaded .jsonl file of requests.',
+    permission: 'files',
+    body: {
+      type: 'json',
+      required: ['input_file_id', 'endpoint', 'completion_window'],
+      fields: {
+        input_file_id: applied(objectId(), 'a .jsonl file uploaded with purpose batch'),
+        endpoint: limited(offered, 'the endpoints this service runs batch lines on'),
+        completion_window: applied(z.literal('24h'), '24h'),
+        metadata: applied(metadataSchema, 'see Conventions'),
+        output_expires_after: refused('output files stay until deleted; an expiry cannot be set'),
+      },
     },
-  },
-  response: { schema: batchSchema },
-  billable: true,
-  notes: ['input is a .jsonl file uploaded with purpose batch (up to 100 MB)', 'output and error files stay until deleted'],
-});
+    response: { schema: batchSchema },
+    billable: true,
+    notes: ['input is a .jsonl file uploaded with purpose batch (up to 100 MB)', 'output and error files stay until deleted'],
+  });
+
+/** The whole table, every endpoint the reference names (the registry's; the routes register `createBatchFor`). */
+export const createBatch = createBatchFor(BATCH_ENDPOINTS);
 
 export const listBatches = defineEndpoint({
   operationId: 'listBatches',

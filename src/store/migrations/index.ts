@@ -19,6 +19,7 @@ import * as m0016 from './0016_vector_stores.ts';
 import * as m0017 from './0017_containers.ts';
 import * as m0018 from './0018_skills.ts';
 import * as m0019 from './0019_container_blobs.ts';
+import * as m0020 from './0020_ledger_activity.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0017_containers': m0017,
   '0018_skills': m0018,
   '0019_container_blobs': m0019,
+  '0020_ledger_activity': m0020,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -33,7 +33,7 @@ test('0005 moves open reservations into credit_holds and keeps settled entries; 
     const store = await openStore(database);
     try {
       const holds = await store.db.selectFrom('credit_holds').selectAll().execute();
-      assert.deepEqual(holds, [{ request_id: 'req_open', account_id: 'acct_m', key_id: 'key_1', amount: 1_500_000, created_at: 10, instance_id: null, lease_until: null }]);
+      assert.deepEqual(holds, [{ request_id: 'req_open', account_id: 'acct_m', key_id: 'key_1', amount: 1_500_000, created_at: 10, instance_id: null, lease_until: null, endpoint: null, model: null }]);
       const entries = await store.db.selectFrom('credit_reservations').select(['request_id', 'status', 'charged']).execute();
       assert.deepEqual(entries, [{ request_id: 'req_done', status: 'settled', charged: 400_000 }]);
 
