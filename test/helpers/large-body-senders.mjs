@@ -1,10 +1,11 @@
-// Load for the large-body test and bench (a worker thread, so neither the senders nor
-// the probe share the server's event loop): `clients` loops, each POSTing one ~9 MB JSON
-// body again and again on its own keep-alive connection, while /healthz is polled every
-// `pollMs` on the clock (a slow answer does not slow the polling). Plain JavaScript: a
-// worker thread does not inherit the tsx loader.
-// workerData: {origin, durationMs, pollMs, clients: [{path, key, shape, invalid}]}
-// Posts {type: 'done', healthz: number[] (ms), failedPolls, answers: [{status, count, first}] per client}.
+// Senders for the large-body test and bench (a worker thread, so they do not share the
+// server's event loop, nor the /healthz probe's: test/fuzz/healthz-worker.mjs): `clients`
+// loops, each POSTing one ~9 MB JSON body again and again on its own keep-alive
+// connection for `durationMs`. Plain JavaScript: a worker thread does not inherit the
+// tsx loader.
+// workerData: {origin, durationMs, clients: [{path, key, shape, invalid}]}
+// Posts {type: 'ready'} once the bodies are built, then, when `{type: 'go'}` arrives and
+// the time is up, {type: 'done', answers: [{status, count, first}] per client}.
 import http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -63,26 +64,17 @@ function post(agent, url, key, body) {
 }
 
 async function main() {
-  const { origin, durationMs, pollMs, clients } = workerData;
+  const { origin, durationMs, clients } = workerData;
   const bodies = new Map();
   for (const c of clients) {
     const id = `${c.shape}/${c.invalid}`;
     if (!bodies.has(id)) bodies.set(id, largeBody(c.shape, c.invalid));
   }
-  parentPort.postMessage({ type: 'ready' });
+  await new Promise((resolve) => {
+    parentPort.once('message', resolve);
+    parentPort.postMessage({ type: 'ready' });
+  });
   const until = performance.now() + durationMs;
-  const healthz = [];
-  let failedPolls = 0;
-  const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const poll = () => {
-    const started = performance.now();
-    const req = http.get(`${origin}/healthz`, { agent: probeAgent }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? healthz.push(performance.now() - started) : failedPolls++));
-    });
-    req.on('error', () => failedPolls++);
-  };
-  const timer = setInterval(poll, pollMs);
   const answers = await Promise.all(
     clients.map(async (c) => {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -98,11 +90,8 @@ async function main() {
       return [...seen.values()];
     }),
   );
-  clearInterval(timer);
-  // The last polls answer (or fail) before the figures are read.
-  await new Promise((r) => setTimeout(r, 500));
-  probeAgent.destroy();
-  parentPort.postMessage({ type: 'done', healthz, failedPolls, answers });
+  await new Promise((r) => setTimeout(r, Math.max(0, until - performance.now())));
+  parentPort.postMessage({ type: 'done', answers });
 }
 
 if (parentPort && workerData?.clients) main();
