@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { invalidRequest } from '../errors.ts';
-import { JsonParsePool } from './json-parse-pool.ts';
+import { clientGone, JsonParsePool } from './json-parse-pool.ts';
 
 /** Far above any real request (a chat message with an image part is 5 levels deep). */
 export const MAX_JSON_DEPTH = 100;
@@ -133,7 +133,8 @@ export function installJsonBodyParser(app: FastifyInstance, pool = new JsonParse
     if (body.length > LARGE_JSON_BYTES) {
       const gone = () => request.raw.socket?.destroyed ?? true;
       pool.parse(body, request.state?.route?.contract, gone).then(
-        (value) => done(null, value),
+        // A client gone while its body was parsed gets no handler run for it.
+        (value) => (gone() ? done(clientGone(), undefined) : done(null, value)),
         (err: Error) => done(err, undefined),
       );
       return;

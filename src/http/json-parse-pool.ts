@@ -71,6 +71,9 @@ interface Slot {
   idleTimer?: NodeJS.Timeout;
 }
 
+/** For a client that went away before its body was parsed: nobody reads it, nothing runs after it. */
+export const clientGone = () => invalidRequest('The client went away before its request body was parsed.');
+
 const rebuild = (e: ApiErrorFields) => new ApiError(e.status, e.type, e.code, e.message, e.param, e.headers);
 
 export class JsonParsePool {
@@ -128,7 +131,7 @@ export class JsonParsePool {
       const job = this.queue.shift()!;
       this.queuedBytes -= job.bytes.length;
       if (job.gone()) {
-        job.reject(new Error('the client went away before its body was parsed'));
+        job.reject(clientGone());
         continue;
       }
       clearTimeout(slot.idleTimer);
