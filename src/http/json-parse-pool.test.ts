@@ -47,7 +47,10 @@ describe('pieces', () => {
       if (pieceBytes === 64) assert.ok(back.pieces > 100, `${back.pieces} pieces`);
     }
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
-    for (const scalar of ['text', 42, null, true]) assert.deepEqual(roundTrip(scalar, 64).value, scalar);
+    for (const scalar of ['text', 42, null, true, 'a long string, in parts 🙂'.repeat(20)]) assert.deepEqual(roundTrip(scalar, 64).value, scalar);
+    // A string split inside a surrogate pair comes back whole.
+    const emoji = '🙂'.repeat(1_000);
+    assert.equal(roundTrip({ emoji, after: 1 }, 63).value && (roundTrip({ emoji, after: 1 }, 63).value as { emoji: string }).emoji, emoji);
   });
 });
 

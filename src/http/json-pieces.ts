@@ -6,8 +6,9 @@
 // the event loop back between pieces (json-parse-pool.ts).
 //
 // A piece is a list of steps in depth-first order: a leaf value (anything the
-// structured clone takes, whole), the start of an array or a plain object too large
-// for one piece (its members follow), or the end of one.
+// structured clone takes, whole), the start of an array, a plain object or a string too
+// large for one piece (its members, or its parts, follow), or the end of one. A long
+// string is rebuilt by concatenation, which V8 does without copying (a rope).
 import v8 from 'node:v8';
 
 /** About how much of the value one piece holds (an estimate of its serialized size). */
@@ -16,11 +17,18 @@ export const PIECE_BYTES = 128 * 1024;
 const LEAF = 0;
 const OPEN = 1;
 const CLOSE = 2;
+const OPEN_STRING = 3;
+const PART = 4;
 
-/** [LEAF, key, value] | [OPEN, key, isArray] | [CLOSE]; the key is null for array members and the root. */
-type Step = [typeof LEAF, string | null, unknown] | [typeof OPEN, string | null, boolean] | [typeof CLOSE];
+/**
+ * [LEAF, key, value] | [OPEN, key, isArray] | [OPEN_STRING, key] | [PART, text] | [CLOSE];
+ * the key is null for array members and the root.
+ */
+type Step = [typeof LEAF, string | null, unknown] | [typeof OPEN, string | null, boolean] | [typeof OPEN_STRING, string | null] | [typeof PART, string] | [typeof CLOSE];
 
 type Container = unknown[] | Record<string, unknown>;
+/** What the reader is inside: a container being filled, or a string being put together. */
+type Frame = { container: Container } | { key: string | null; text: string };
 
 /** Arrays and plain objects are cut into members; anything else travels whole. */
 function isContainer(v: unknown): v is Container {
@@ -67,7 +75,15 @@ export function toPieces(value: unknown, pieceBytes = PIECE_BYTES): ArrayBuffer[
   };
   const visit = (v: unknown, key: string | null): void => {
     const size = sizeOver(v, pieceBytes);
-    if (size <= pieceBytes || !isContainer(v)) {
+    if (typeof v === 'string' && size > pieceBytes) {
+      steps.push([OPEN_STRING, key]);
+      for (let at = 0; at < v.length; at += pieceBytes) {
+        steps.push([PART, v.slice(at, at + pieceBytes)]);
+        bytes += pieceBytes;
+        if (bytes >= pieceBytes) flush();
+      }
+      steps.push([CLOSE]);
+    } else if (size <= pieceBytes || !isContainer(v)) {
       steps.push([LEAF, key, v]);
       bytes += size;
     } else {
@@ -86,7 +102,7 @@ export function toPieces(value: unknown, pieceBytes = PIECE_BYTES): ArrayBuffer[
 
 /** Rebuilds a value from its pieces, given in order. */
 export class PieceReader {
-  private readonly stack: Container[] = [];
+  private readonly stack: Frame[] = [];
   private root: unknown;
   private started = false;
 
@@ -103,18 +119,38 @@ export class PieceReader {
   read(piece: ArrayBuffer): void {
     const steps = v8.deserialize(Buffer.from(piece)) as Step[];
     for (const step of steps) {
-      if (step[0] === CLOSE) {
-        this.stack.pop();
-        continue;
+      switch (step[0]) {
+        case CLOSE: {
+          const frame = this.stack.pop();
+          // A string's parts are all here: it takes its place now.
+          if (frame && 'text' in frame) this.place(frame.key, frame.text);
+          break;
+        }
+        case OPEN_STRING:
+          this.stack.push({ key: step[1], text: '' });
+          break;
+        case PART: {
+          const frame = this.stack.at(-1);
+          if (!frame || !('text' in frame)) throw new Error('a piece does not fit the value read so far');
+          frame.text += step[1];
+          break;
+        }
+        case OPEN: {
+          const container: Container = step[2] ? [] : {};
+          this.place(step[1], container);
+          this.stack.push({ container });
+          break;
+        }
+        case LEAF:
+          this.place(step[1], step[2]);
+          break;
       }
-      const value: unknown = step[0] === OPEN ? (step[2] ? [] : {}) : step[2];
-      this.place(step[1], value);
-      if (step[0] === OPEN) this.stack.push(value as Container);
     }
   }
 
   private place(key: string | null, value: unknown): void {
-    const parent = this.stack.at(-1);
+    const top = this.stack.at(-1);
+    const parent = top && 'container' in top ? top.container : undefined;
     if (!this.started) {
       this.started = true;
       this.root = value;
