@@ -1,4 +1,4 @@
-// Step 5 as a Fastify hook: pipeline/admit.ts; rate-limit headers on every
+// Step 4 as a Fastify hook: pipeline/admit.ts; rate-limit headers on every
 // authenticated response, a refused one included. A preParsing hook: a request its key
 // may not make now is refused before its body is read, and one on an endpoint that runs
 // a model, from an account without credits, before a large body is parsed.

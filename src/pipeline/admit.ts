@@ -1,4 +1,4 @@
-// Step 5: limits. Requests per minute, key caps and the account's concurrency slot; the
+// Step 4: limits. Requests per minute, key caps and the account's concurrency slot; the
 // rate-limit headers go on the call for the transport to send (on errors too).
 import { insufficientQuota } from '../errors.ts';
 import { formatReset } from '../limits/limits.ts';

@@ -1,4 +1,4 @@
-// Step 4: the contract. Classify and validate body, query and path parameters against
+// Step 5: the contract. Classify and validate body, query and path parameters against
 // the endpoint's tables, name the ignored fields, check field switches and the model
 // against the key. The tables are compiled when the endpoint is registered
 // (compileContract), so a bad table stops start-up.
