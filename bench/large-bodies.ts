@@ -53,10 +53,24 @@ async function loopDelay(): Promise<{ p99: number; max: number }> {
   return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
 }
 
+/** The server's event-loop thread: [ms on a CPU, ms waiting for one] so far (Linux), or null. */
+function mainThread(): [number, number] | null {
+  try {
+    const [onCpu, waiting] = fs.readFileSync(`/proc/${api.pid}/task/${api.pid}/schedstat`, 'utf8').split(' ');
+    return [Number(onCpu) / 1e6, Number(waiting) / 1e6];
+  } catch {
+    return null;
+  }
+}
+
 async function phase(name: string, list: Parameters<typeof runLargeBodyLoad>[1]): Promise<void> {
   await loopDelay();
+  const before = mainThread();
   const r = await runLargeBodyLoad(origin, list, seconds * 1000);
-  console.log(row(name, r, await loopDelay()));
+  const after = mainThread();
+  const bodies = r.answers.flat().reduce((n, a) => n + a.count, 0);
+  const cpu = before && after ? `  event loop on a CPU ${(after[0] - before[0]).toFixed(0)} ms${bodies ? ` (${((after[0] - before[0]) / bodies).toFixed(1)} ms a body)` : ''}, waiting for one ${(after[1] - before[1]).toFixed(0)} ms` : '';
+  console.log(row(name, r, await loopDelay()) + cpu);
 }
 
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-').padStart(7);
