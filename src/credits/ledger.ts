@@ -101,6 +101,15 @@ export class Ledger {
     return Number(r.numUpdatedRows);
   }
 
+  /**
+   * What the account can still spend (balance - reserved, micro-credits; 0 for an unknown
+   * account): one read, for refusing a call early. The reservation stays the guard.
+   */
+  async available(accountId: string): Promise<number> {
+    const row = await this.db.selectFrom('accounts').select(sql<number>`balance - reserved`.as('available')).where('id', '=', accountId).executeTakeFirst();
+    return row ? Number(row.available) : 0;
+  }
+
   /** Holds `amount` micro-credits; null when the account cannot cover it. */
   async reserve(accountId: string, keyId: string | null, requestId: string, amount: number, call: CallFacts | null = null): Promise<Reservation | null> {
     const reservation: Reservation = { accountId, requestId, amount: Math.max(1, Math.ceil(amount)) };

@@ -1,4 +1,4 @@
-// Step 4 as a Fastify hook: pipeline/contract.ts on the parsed body, query and path
+// Step 5 as a Fastify hook: pipeline/contract.ts on the parsed body, query and path
 // parameters; the headers it decided (ignored fields) go on the reply, errors included.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { checkCall } from '../pipeline/contract.ts';

@@ -4,10 +4,13 @@
 // are not UTF-8 (RFC 8259 requires it; a lenient decode would hand handlers U+FFFD in
 // place of what was sent) and bodies nested deeper than MAX_JSON_DEPTH: every later
 // step that walks a value (validation, serialization, schema generation) then works
-// on a bounded depth and can never overflow the stack.
+// on a bounded depth and can never overflow the stack. Large bodies take the same parser
+// on a worker thread (json-parse-pool.ts).
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { invalidRequest } from '../errors.ts';
+import { clientGone, JsonParsePool } from './json-parse-pool.ts';
 
 /** Far above any real request (a chat message with an image part is 5 levels deep). */
 export const MAX_JSON_DEPTH = 100;
@@ -142,9 +145,32 @@ export function parseJsonBody(body: Buffer): unknown {
   return parseJsonText(body);
 }
 
-export function installJsonBodyParser(app: FastifyInstance): void {
+/**
+ * Bodies larger than this are parsed (and, on a contract endpoint, checked) on a worker
+ * thread (json-parse-pool.ts): on the event loop they would hold it for milliseconds.
+ */
+export const LARGE_JSON_BYTES = 256 * 1024;
+
+/** Whether a request's body may be large: declared over LARGE_JSON_BYTES, or of no declared length. */
+export function mayBeLarge(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  if (length === undefined) return headers['transfer-encoding'] !== undefined;
+  return !(Number(length) <= LARGE_JSON_BYTES);
+}
+
+export function installJsonBodyParser(app: FastifyInstance, pool = new JsonParsePool()): void {
+  app.addHook('onClose', () => pool.close());
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request: FastifyRequest, body: Buffer, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer, done) => {
+    if (body.length > LARGE_JSON_BYTES) {
+      const gone = () => request.raw.socket?.destroyed ?? true;
+      pool.parse(body, request.state?.route?.contract, gone).then(
+        // A client gone while its body was parsed gets no handler run for it.
+        (value) => (gone() ? done(clientGone(), undefined) : done(null, value)),
+        (err: Error) => done(err, undefined),
+      );
+      return;
+    }
     try {
       done(null, parseJsonBody(body));
     } catch (err) {

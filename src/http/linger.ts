@@ -19,7 +19,12 @@ export function lingerUntilBodyEnds(request: IncomingMessage, lingerMs = LINGER_
   const socket = request.socket;
   const timer = setTimeout(() => socket.destroy(), lingerMs);
   timer.unref();
-  const stop = () => clearTimeout(timer);
+  // Both listeners go with the timer: a kept-alive socket serves many requests.
+  const stop = () => {
+    clearTimeout(timer);
+    request.off('end', stop);
+    socket.off('close', stop);
+  };
   request.once('end', stop);
   socket.once('close', stop);
   // Node discards the unread body once the response is done; make sure it flows.

@@ -1,6 +1,6 @@
 // The Fastify instance and the one request pipeline of DESIGN.md, as hooks that every
-// route on every root shares: request id → route → authenticate → contract → limits
-// → handler → finish (activity log).
+// route on every root shares: request id → route → authenticate → limits → (body
+// parsed) → contract → handler → finish (activity log).
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
 import { newId } from '../ids.ts';
@@ -59,8 +59,9 @@ export function installPipeline(app: FastifyInstance, services: Services): void 
   app.addHook('onRequest', finishStep(services));
   app.addHook('onRequest', requestIdStep);
   app.addHook('onRequest', authenticateStep(services));
+  // Limits before the body is read: a request refused for them costs no parsing.
+  app.addHook('preParsing', limitsStep(services));
   app.addHook('preValidation', contractStep);
-  app.addHook('preHandler', limitsStep(services));
   app.setErrorHandler(errorHandler(services.config.bodyLimitBytes));
   app.setNotFoundHandler(notFoundHandler);
 }

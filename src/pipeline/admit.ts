@@ -1,4 +1,4 @@
-// Step 5: limits. Requests per minute, key caps and the account's concurrency slot; the
+// Step 4: limits. Requests per minute, key caps and the account's concurrency slot; the
 // rate-limit headers go on the call for the transport to send (on errors too).
 import { insufficientQuota } from '../errors.ts';
 import { formatReset } from '../limits/limits.ts';
@@ -56,4 +56,17 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
   call.slotHeld = true;
   // Credits are checked by the reservation the handler takes before any model runs
   // (credits/run.ts): one conditional update, no separate read here.
+}
+
+/**
+ * Refuses a call whose account has no credits left to reserve (balance - reserved <= 0),
+ * before any work on its input: a cheap read, taken where that work is large (a large
+ * body on an endpoint that runs a model). The reservation stays the guard.
+ */
+export async function admitCredits(services: Services, call: Call): Promise<void> {
+  const key = call.key;
+  if (!key) return;
+  if ((await services.ledger.available(key.accountId)) <= 0) {
+    throw insufficientQuota('This account has no credits available (its balance is spent or held by running requests). Add credits.');
+  }
 }

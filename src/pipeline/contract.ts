@@ -1,12 +1,12 @@
-// Step 4: the contract. Classify and validate body, query and path parameters against
+// Step 5: the contract. Classify and validate body, query and path parameters against
 // the endpoint's tables, name the ignored fields, check field switches and the model
 // against the key. The tables are compiled when the endpoint is registered
 // (compileContract), so a bad table stops start-up.
-import { compileTable, groupQuery, paramPath, specificIssue, type CompiledTable } from '../contract/check.ts';
+import { compileTable, groupQuery, paramPath, specificIssue, type Checked, type CompiledTable } from '../contract/check.ts';
 import { CHAT_MODELS } from '../contract/models.ts';
 import { FormBody } from '../contract/form.ts';
 import type { EndpointContract } from '../contract/types.ts';
-import { invalidRequest, modelNotAllowed } from '../errors.ts';
+import { ApiError, invalidRequest, modelNotAllowed } from '../errors.ts';
 import type { Call } from './call.ts';
 
 export interface CompiledContract {
@@ -51,19 +51,22 @@ export function checkCall(call: Call, input: CallInput): void {
   const tables = compileContract(contract);
   if (contract.params && input.params) call.params = checkParams(contract, input.params);
   if (tables.body) {
-    const body = contract.body?.type === 'multipart' ? formFields(input.body, contract.body.alsoJson === true) : (input.body ?? {});
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    // A large JSON body was checked on a worker thread (http/json-parse-pool.ts): what it found is applied in the same order.
+    const pre = input.body instanceof CheckedBody ? input.body : null;
+    const body = pre ? pre.caller : contract.body?.type === 'multipart' ? formFields(input.body, contract.body.alsoJson === true) : (input.body ?? {});
+    if (pre?.notObject || typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw invalidRequest('The request body must be a JSON object.');
     }
     // Recorded before checking, so a refused request's activity row still says who and what.
     noteCaller(call, body as Record<string, unknown>);
     for (const [name, permission] of tables.body.permissions) {
       const value = (body as Record<string, unknown>)[name];
-      if (value !== undefined && value !== null && call.key && !call.key.permissions[permission]) {
+      const present = pre ? pre.present.includes(name) : value !== undefined && value !== null;
+      if (present && call.key && !call.key.permissions[permission]) {
         throw modelNotAllowed(`This API key does not have the '${permission}' permission, which '${name}' needs.`, name);
       }
     }
-    const checked = tables.body.check(body as Record<string, unknown>);
+    const checked = pre ? pre.checked() : tables.body.check(body as Record<string, unknown>);
     call.body = checked.value;
     call.ignored.push(...checked.ignored);
   }
@@ -78,6 +81,61 @@ export function checkCall(call: Call, input: CallInput): void {
   const key = call.key;
   if (typeof model === 'string' && key?.models && chatModels.includes(model) && !key.models.includes(model)) {
     throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, 'model');
+  }
+}
+
+/** What checking a JSON body found apart from the key: made where the check ran (a worker thread), applied by checkCall. */
+export interface BodyFindings {
+  /** The body is not a JSON object. */
+  notObject: boolean;
+  /** The caller's `model`, `user` and `safety_identifier` when they are strings, cut to what the activity row keeps. */
+  caller: Record<string, string>;
+  /** The fields that need a key permission, present and not null. */
+  present: string[];
+  /** The table's verdict. */
+  result: { ok: true; checked: Checked } | { ok: false; error: ApiError };
+}
+
+/**
+ * A JSON body checked against its endpoint's tables before checkCall saw it (a large
+ * body, on a worker thread: http/json-parse-pool.ts). checkCall applies the findings in
+ * the order it checks a body itself, so the answers are the same.
+ */
+export class CheckedBody {
+  constructor(private readonly findings: BodyFindings) {}
+  get notObject(): boolean {
+    return this.findings.notObject;
+  }
+  get caller(): Record<string, string> {
+    return this.findings.caller;
+  }
+  get present(): readonly string[] {
+    return this.findings.present;
+  }
+  checked(): Checked {
+    const r = this.findings.result;
+    if (!r.ok) throw r.error;
+    return r.checked;
+  }
+}
+
+/** checkCall's body checks that do not depend on the key, for a JSON endpoint (run off the event loop for a large body). */
+export function examineJsonBody(contract: EndpointContract, body: unknown): BodyFindings {
+  const table = compileContract(contract).body;
+  if (!table || contract.body?.type !== 'json') throw new Error(`${contract.operationId} takes no JSON body`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { notObject: true, caller: {}, present: [], result: { ok: true, checked: { value: {}, ignored: [] } } };
+  const fields = body as Record<string, unknown>;
+  const caller: Record<string, string> = {};
+  for (const name of ['model', 'user', 'safety_identifier']) {
+    const value = fields[name];
+    if (typeof value === 'string') caller[name] = value.slice(0, CALLER_FIELD_MAX);
+  }
+  const present = table.permissions.filter(([name]) => fields[name] !== undefined && fields[name] !== null).map(([name]) => name);
+  try {
+    return { notObject: false, caller, present, result: { ok: true, checked: table.check(fields) } };
+  } catch (err) {
+    if (err instanceof ApiError) return { notObject: false, caller, present, result: { ok: false, error: err } };
+    throw err;
   }
 }
 
@@ -130,11 +188,14 @@ export function ignoredHeader(names: readonly string[]): string {
 /** Lone surrogates (JSON allows "\ud800") as U+FFFD: encodeURIComponent throws on them. */
 const wellFormed = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
+/** The longest caller field the activity row keeps (noteCaller). */
+const CALLER_FIELD_MAX = 256;
+
 function noteCaller(state: Call, body: Record<string, unknown>): void {
   const { model, user, safety_identifier } = body;
   // Unchecked yet: cut to size and without NULs, which PostgreSQL's text columns refuse.
   const clean = (s: string, max: number) => s.slice(0, max).replaceAll('\u0000', '');
   if (typeof model === 'string') state.model = clean(model, 200);
-  if (typeof user === 'string') state.user = clean(user, 256);
-  if (typeof safety_identifier === 'string') state.safetyIdentifier = clean(safety_identifier, 256);
+  if (typeof user === 'string') state.user = clean(user, CALLER_FIELD_MAX);
+  if (typeof safety_identifier === 'string') state.safetyIdentifier = clean(safety_identifier, CALLER_FIELD_MAX);
 }
