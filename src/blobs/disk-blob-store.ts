@@ -3,13 +3,15 @@
 // refused the moment it passes its cap; only a complete, flushed file is renamed into
 // place (`ab/abcdef…`), so a refused or failed put leaves nothing under a key. Keys are
 // random, not content hashes: two uploads of the same bytes are two blobs, so deleting
-// one file can never take another's content.
+// one file can never take another's content. Owner-only: directories 0700, files 0600
+// (src/private-paths.ts), whatever the umask.
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { makePrivateDir, PRIVATE_DIR, PRIVATE_FILE, tighten } from '../private-paths.ts';
 import { BlobNotFound, BlobTooLarge, type BlobInfo, type BlobStore, type ByteRange, type PutOptions } from './blob-store.ts';
 
 const TMP = '.tmp';
@@ -27,7 +29,8 @@ export class DiskBlobStore implements BlobStore {
   /** Creates the directory if needed and removes temp files a crashed process left. */
   static async open(dir: string, now = Date.now()): Promise<DiskBlobStore> {
     const tmp = path.join(dir, TMP);
-    await fs.mkdir(tmp, { recursive: true });
+    makePrivateDir(tmp);
+    tighten(dir, PRIVATE_DIR);
     for (const name of await fs.readdir(tmp)) {
       const file = path.join(tmp, name);
       // Several instances may share the directory: only old temps are surely abandoned.
@@ -51,11 +54,11 @@ export class DiskBlobStore implements BlobStore {
       },
     });
     // flush: the data is on disk before the rename makes it visible.
-    const out = createWriteStream(tmp, { flags: 'wx', flush: true });
+    const out = createWriteStream(tmp, { flags: 'wx', flush: true, mode: PRIVATE_FILE });
     try {
       await pipeline(source, meter, out);
       const final = this.pathOf(key);
-      await fs.mkdir(path.dirname(final), { recursive: true });
+      await fs.mkdir(path.dirname(final), { recursive: true, mode: PRIVATE_DIR });
       await fs.rename(tmp, final);
       await syncDir(path.dirname(final));
     } catch (err) {
