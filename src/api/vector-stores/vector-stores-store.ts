@@ -325,6 +325,21 @@ export class VectorStores {
     });
   }
 
+  /**
+   * Removes a file from every store of the account that holds it (its upload is being
+   * deleted, as the reference does): rows, passages and their index entries. Returns the
+   * ingestion jobs still to cancel.
+   */
+  async removeFileEverywhere(accountId: string, fileId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('vector_store_files').select('vector_store_id').where('file_id', '=', fileId).where('account_id', '=', accountId).execute();
+    const jobs: string[] = [];
+    for (const { vector_store_id } of rows) {
+      const removed = await this.removeFile(accountId, vector_store_id, fileId);
+      if (removed && removed.jobId) jobs.push(removed.jobId);
+    }
+    return jobs;
+  }
+
   /** The file's passages in order; each one's text past `overlap_chars` continues the previous one. */
   async passages(storeId: string, fileId: string, afterSeq: number, limit: number): Promise<{ seq: number; text: string; overlap_chars: number }[]> {
     return this.db
