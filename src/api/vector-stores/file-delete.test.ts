@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 import { settled } from './ingestion.test-support.ts';
+import { VectorStores } from './vector-stores-store.ts';
 
 let server: TestServer;
 let client: OpenAI;
@@ -81,4 +82,17 @@ test("deleting a file another account holds in its store is 404 and changes noth
   await settled(client, store);
   await assert.rejects(other.files.delete(mine), (e: any) => e.status === 404);
   assert.equal((await client.vectorStores.retrieve(store)).file_counts.completed, 1);
+});
+
+test('the vector store sweep removes what files deleted before this fix left in stores', async () => {
+  const gone = await upload('gone.txt', `${QUERY} in the old greenhouse.`);
+  const store = (await client.vectorStores.create({ name: 'older', file_ids: [gone] })).id;
+  await settled(client, store);
+  const db = server.app.services.store.db;
+  // What DELETE /files did before: the upload's row and nothing else.
+  await db.deleteFrom('files').where('id', '=', gone).execute();
+  assert.equal((await client.vectorStores.retrieve(store)).file_counts.total, 1, 'left behind');
+  await new VectorStores(db).expire();
+  assert.equal((await client.vectorStores.retrieve(store)).file_counts.total, 0);
+  assert.deepEqual(await db.selectFrom('vector_store_chunks').select('id').where('file_id', '=', gone).execute(), []);
 });

@@ -185,7 +185,8 @@ export class VectorStores {
 
   /**
    * Stores idle past their expiry become `expired`: their passages and file rows go (the
-   * index space is freed), the row stays so a caller reads why. Returns how many.
+   * index space is freed), the row stays so a caller reads why. Returns how many. Also
+   * removes from the stores files whose upload no longer exists.
    */
   async expire(): Promise<number> {
     const now = this.clock();
@@ -215,6 +216,16 @@ export class VectorStores {
       .limit(100)
       .execute();
     for (const { id } of leftover) await this.purgePassages(id);
+    // Files whose upload is gone (deleted by an older version, which left them in their
+    // stores, or a store they joined while the delete ran): out of the store and the indexes.
+    const orphans = await this.db
+      .selectFrom('vector_store_files as v')
+      .leftJoin('files as f', 'f.id', 'v.file_id')
+      .select(['v.account_id', 'v.vector_store_id', 'v.file_id'])
+      .where('f.id', 'is', null)
+      .limit(100)
+      .execute();
+    for (const o of orphans) await this.removeFile(o.account_id, o.vector_store_id, o.file_id);
     return due.length;
   }
 
