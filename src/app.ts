@@ -98,7 +98,7 @@ export interface AppOptions {
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const http = createHttpServer(config, options.logStream);
   // Before the database, so a blob directory that cannot be made leaves nothing open.
-  const blobs = await DiskBlobStore.open(config.blobDir);
+  const blobs = await DiskBlobStore.open(config.blobDir, { instanceId: config.instanceId });
   const embedder = await loadEmbedder(config.embedderModule);
   const store = await openStore(config.database, {
     onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
