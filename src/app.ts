@@ -37,7 +37,7 @@ import { ContainerRuntime } from './api/containers/container-runtime.ts';
 import { SKILLS_SUBDIR } from './sandbox/types.ts';
 import { Skills } from './api/skills/skills-store.ts';
 import { ingestHandler, ingestJob } from './api/vector-stores/ingest.ts';
-import { vectorStoresRoutes } from './api/vector-stores/routes.ts';
+import { detachDeletedFile, vectorStoresRoutes } from './api/vector-stores/routes.ts';
 import { VectorStores } from './api/vector-stores/vector-stores-store.ts';
 import { HybridSearch } from './retrieval/hybrid-search.ts';
 import { loadEmbedder } from './retrieval/load-embedder.ts';
@@ -100,7 +100,7 @@ export interface AppOptions {
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const http = createHttpServer(config, options.logStream);
   // Before the database, so a blob directory that cannot be made leaves nothing open.
-  const blobs = await DiskBlobStore.open(config.blobDir);
+  const blobs = await DiskBlobStore.open(config.blobDir, { instanceId: config.instanceId });
   const embedder = await loadEmbedder(config.embedderModule);
   const store = await openStore(config.database, {
     onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
@@ -156,9 +156,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   chatRoutes(router, stored);
   storedChatRoutes(router, stored);
   completionsRoutes(router);
-  filesRoutes(router, services.files);
   // Vector stores: rows, the hybrid search over the database's indexes, ingestion jobs.
   const vectorStores = new VectorStores(store.db);
+  filesRoutes(router, services.files, { detach: detachDeletedFile(vectorStores, jobs) });
   const index = passageIndex(store, config.database.kind === 'sqlite' ? config.database.file : undefined);
   const vectorSearch = new HybridSearch(store.db, index, embedder);
   const indexBytes = config.indexBytesPerAccount;

@@ -8,6 +8,7 @@ import { AccountsService, viewAccount } from './accounts/accounts-service.ts';
 import { creditsAmount, CreditsRefused } from './accounts/money.ts';
 import { queryActivity, viewActivity } from './activity/activity-query.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { findModel } from './contract/models.ts';
 import { newAdminToken, removeAdminToken, storeAdminToken } from './keys/admin-tokens.ts';
 import { keyLimitSchema, type KeyLimit } from './keys/key-limits.ts';
 import { KeysService, viewKey } from './keys/keys-service.ts';
@@ -24,7 +25,7 @@ const USAGE = `Usage: agent-api <command> [options]
   credits add --account A --amount C      add (or with a negative amount remove) credits;
       [--correction]                      (--correction: a debit that may go below zero)
   keys create --account A --name N        create a key; prints its secret once
-      [--permissions embeddings,files,...|all] [--models agent,agent-think]
+      [--permissions embeddings,files,...|all] [--models agent,agent-embed,...]
       [--ip 10.0.0.0/8,127.0.0.1] [--rpm N] [--max-output-tokens N]
       [--limit metric:period:max ...]
       [--expires-at UNIX_SECONDS] [--paused]
@@ -125,7 +126,7 @@ const COMMANDS: Record<string, Command> = {
     async run({ values, accounts, keys }) {
       const account = await findAccount(accounts, values.account);
       const models = list(values.models);
-      for (const m of models ?? []) if (m !== 'agent' && m !== 'agent-think') fail(`unknown model '${m}'`);
+      for (const m of models ?? []) if (!findModel(m)) fail(`unknown model '${m}'`);
       const { record, secret } = await keys.create({
         account_id: account.id,
         name: values.name ?? fail('--name is required'),

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { createApp } from './app.ts';
 import { createChatCompletion } from './contract/endpoints/chat.ts';
+import { track } from '../test/helpers/children.ts';
 import { startTestServer } from '../test/helpers/test-server.ts';
 
 const slow = { ...createChatCompletion, operationId: 'testSlowShutdown', path: '/test/slow', billable: false } as const;
@@ -51,10 +52,13 @@ test('close() lets an in-flight request finish and records it', async () => {
 
 test('the server process exits 0 on SIGTERM', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-main-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'main.ts')], {
-    env: { ...process.env, DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // Tracked: killed when this test process exits, should the test time out before its finally.
+  const child = track(
+    spawn(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'main.ts')], {
+      env: { ...process.env, DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   try {
     const address = await new Promise<string>((resolve, reject) => {
       let out = '';

@@ -1,5 +1,6 @@
 // The disk blob store: whole blobs or none, caps enforced while streaming, ranges,
-// delete, and temp files of a crashed process swept at open.
+// delete, and temp files of a crashed process swept at open (this instance's at once,
+// another instance's once an hour old).
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -111,6 +112,45 @@ test('open removes temp files older than an hour and keeps recent ones (another 
     await DiskBlobStore.open(dir);
     assert.equal(fs.existsSync(old), false);
     assert.equal(fs.existsSync(recent), true);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Starts a put whose stream never ends (an upload in flight) and waits for its temp file. */
+async function stalledPut(store: DiskBlobStore, dir: string): Promise<{ part: string; stop: () => Promise<void> }> {
+  const before = new Set(fs.readdirSync(path.join(dir, '.tmp')));
+  const source = new Readable({ read() {} });
+  source.push(Buffer.alloc(1000, 7));
+  const put = store.put(source, { maxBytes: 1e6 }).then(
+    () => undefined,
+    () => undefined,
+  );
+  for (let i = 0; i < 2_000; i++) {
+    const part = fs.readdirSync(path.join(dir, '.tmp')).find((n) => !before.has(n));
+    if (part) return { part: path.join(dir, '.tmp', part), stop: async () => (source.destroy(new Error('stopped')), await put) };
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error('the put wrote no temp file');
+}
+
+test("open removes at once the parts this instance's previous process left (a crash mid-upload); another instance's recent parts and this process's own stay", async () => {
+  const dir = tempDir();
+  try {
+    const crashed = await DiskBlobStore.open(dir, { instanceId: 'host-1:8080' });
+    const cut = await stalledPut(crashed, dir);
+    const other = await DiskBlobStore.open(dir, { instanceId: 'host-2:8080' });
+    const live = await stalledPut(other, dir);
+    // The same instance starts again (a new process: it started after the part was written).
+    const restarted = await DiskBlobStore.open(dir, { instanceId: 'host-1:8080', processStart: Date.now() + 1 });
+    assert.equal(fs.existsSync(cut.part), false, 'the cut-off upload of this instance is removed at start');
+    assert.equal(fs.existsSync(live.part), true, 'a live writer of another instance keeps its part');
+    // Opened again in the same process (as tests do): a part written since this process started is a live writer's.
+    const mine = await stalledPut(restarted, dir);
+    await DiskBlobStore.open(dir, { instanceId: 'host-1:8080' });
+    assert.equal(fs.existsSync(mine.part), true);
+    await Promise.all([cut.stop(), live.stop(), mine.stop()]);
+    assert.deepEqual(filesUnder(dir), [], 'the stopped puts removed their parts');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

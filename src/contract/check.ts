@@ -18,6 +18,8 @@ export interface CompiledTable {
   readonly permissions: readonly (readonly [string, Permission])[];
   /** Multipart file fields and their size limits. */
   readonly uploads: ReadonlyMap<string, UploadLimit>;
+  /** Fields that name a model (`modelField`): a key restricted to some models is held to them. */
+  readonly modelFields: readonly string[];
 }
 
 /**
@@ -201,6 +203,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
   return {
     permissions,
     uploads,
+    modelFields: [...models.keys()],
     check(input) {
       const ignored: string[] = [];
       const known: Record<string, unknown> = {};

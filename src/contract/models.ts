@@ -66,6 +66,9 @@ export const MODELS: readonly ModelInfo[] = [
   ...DECISION_MODELS.map((id) => ({ id, group: 'decisions' as const })),
 ];
 
+/** Every model id, in the table's order (what a key's `models` may name). */
+export const MODEL_IDS = MODELS.map((m) => m.id) as [string, ...string[]];
+
 const byId = new Map(MODELS.map((m) => [m.id, m]));
 export function findModel(id: string): ModelInfo | undefined {
   return byId.get(id);

@@ -3,7 +3,6 @@
 // against the key. The tables are compiled when the endpoint is registered
 // (compileContract), so a bad table stops start-up.
 import { compileTable, groupQuery, paramPath, specificIssue, type Checked, type CompiledTable } from '../contract/check.ts';
-import { CHAT_MODELS } from '../contract/models.ts';
 import { FormBody } from '../contract/form.ts';
 import type { EndpointContract } from '../contract/types.ts';
 import { ApiError, invalidRequest, modelNotAllowed } from '../errors.ts';
@@ -32,8 +31,6 @@ export function compileContract(contract: EndpointContract): CompiledContract {
   }
   return c;
 }
-
-const chatModels: readonly string[] = CHAT_MODELS;
 
 export interface CallInput {
   /** The parsed JSON body (JSON endpoints), or the FormBody of a multipart endpoint. */
@@ -77,10 +74,16 @@ export function checkCall(call: Call, input: CallInput): void {
   }
   if (call.ignored.length > 0) call.headers['x-service-ignored-parameters'] = ignoredHeader(call.ignored);
 
-  const model = call.body.model;
-  const key = call.key;
-  if (typeof model === 'string' && key?.models && chatModels.includes(model) && !key.models.includes(model)) {
-    throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, 'model');
+  // Model vs. key: every field that names a model (chat, completions, responses, embeddings,
+  // input_tokens, compact; batch lines come through here too), not only the chat models.
+  const allowed = call.key?.models;
+  if (allowed && tables.body) {
+    for (const name of tables.body.modelFields) {
+      const model = call.body[name];
+      if (typeof model === 'string' && !allowed.includes(model)) {
+        throw modelNotAllowed(`This API key is not allowed to use the model '${model}'.`, name);
+      }
+    }
   }
 }
 

@@ -15,7 +15,7 @@ import { dot, type Embedder } from './embedder.ts';
 import { queryTerms } from './lexical-embedder.ts';
 import type { PassageIndex } from './passage-index.ts';
 import { vectorOf } from './passage-index.ts';
-import type { Attributes, SearchOptions, SearchResult, VectorSearch } from './search-types.ts';
+import type { Attributes, SearchOptions, SearchResult, StoreState, VectorSearch } from './search-types.ts';
 
 const RRF_K = 60;
 const W_VECTOR = 0.5;
@@ -99,6 +99,17 @@ export class HybridSearch implements VectorSearch {
       const f = info.get(c.file_id)!;
       return { file_id: c.file_id, filename: f.filename, score: Math.round(score * 1e6) / 1e6, attributes: f.attributes ?? {}, content: [{ type: 'text' as const, text: c.text }] };
     });
+  }
+
+  async storeStates(accountId: string, vectorStoreIds: readonly string[]): Promise<Map<string, StoreState>> {
+    if (vectorStoreIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('vector_stores')
+      .select(['id', 'expired_at'])
+      .where('id', 'in', [...new Set(vectorStoreIds)])
+      .where('account_id', '=', accountId)
+      .execute();
+    return new Map(rows.map((r) => [r.id, r.expired_at === null ? 'active' : 'expired']));
   }
 
   private async loadChunks(ids: number[], into: Map<number, { text: string; lower: string; file_id: string; embedding: Float32Array }>): Promise<void> {

@@ -31,7 +31,16 @@ export interface SearchResult {
   content: { type: 'text'; text: string }[];
 }
 
+/** A named store as the account sees it: searchable, or kept only to say it expired. */
+export type StoreState = 'active' | 'expired';
+
 /** Searches the named vector stores of an account (unknown or other accounts' ids find nothing). */
 export interface VectorSearch {
   search(accountId: string, vectorStoreIds: readonly string[], options: SearchOptions, signal?: AbortSignal): Promise<SearchResult[]>;
+  /**
+   * The state of each named store of the account; an id missing from the map is not the
+   * account's (unknown or another account's: the two look the same). Callers refuse a
+   * request naming one before any model runs.
+   */
+  storeStates(accountId: string, vectorStoreIds: readonly string[]): Promise<Map<string, StoreState>>;
 }

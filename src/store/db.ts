@@ -1,12 +1,11 @@
 // Opens the configured database (SQLite by default, PostgreSQL by DATABASE_URL) and
 // applies the migration set. The dialect is chosen once, here.
-import fs from 'node:fs';
-import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Driver, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import * as sqliteVec from 'sqlite-vec';
 import type { Config } from '../config.ts';
+import { preparePrivateDatabaseFile } from '../private-paths.ts';
 import { GroupCommit, type Write } from './group-commit.ts';
 import { migrationProvider } from './migrations/index.ts';
 import { SAFETY_NET_PAGES, startWalCheckpointer } from './wal-checkpointer.ts';
@@ -180,7 +179,8 @@ function postgresPool(url: string, onIdleError: (err: Error) => void): pg.Pool {
 }
 
 function openSqlite(file: string): SQLite.Database {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  // Owner-only, with its -wal and -shm (SQLite gives them the database file's mode).
+  if (file !== ':memory:') preparePrivateDatabaseFile(file);
   const conn = new SQLite(file);
   conn.pragma('journal_mode = WAL');
   // WAL with NORMAL is durable across application crashes; only an OS crash can lose the last commits.

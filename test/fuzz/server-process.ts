@@ -1,9 +1,11 @@
 // The server under test as a child process that can be restarted: a hostile input that
-// hangs or kills it must not end the run, and every exit is recorded.
+// hangs or kills it must not end the run, and every exit is recorded. A start gets
+// START_DEADLINE_MS; a child not listening by then is killed before start() says so.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reap, START_DEADLINE_MS, track } from '../helpers/children.ts';
 import { stackOf } from './stack-probe.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -38,14 +40,16 @@ export class ServerProcess {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Starts the child and resolves once it listens. */
-  async start(): Promise<void> {
+  /** Starts the child and resolves once it listens (killed, and a rejection, past `deadlineMs`). */
+  async start(options: { deadlineMs?: number } = {}): Promise<void> {
     // The inspector, on a loopback port, tells where a hung server is stuck (stack-probe.ts).
-    const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', '--import', 'tsx', path.join(here, 'child-server.ts')], {
-      cwd: root,
-      env: { ...process.env, ...this.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = track(
+      spawn(process.execPath, ['--inspect=127.0.0.1:0', '--import', 'tsx', path.join(here, 'child-server.ts')], {
+        cwd: root,
+        env: { ...process.env, ...this.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     this.child = child;
     this.killing = false;
     this.stderrTail = '';
@@ -62,21 +66,33 @@ export class ServerProcess {
       this.exits.push({ at: Date.now(), code, signal, killedByUs: ours, stderr: this.stderrTail, ...(fatal ? { fatal } : {}) });
       if (this.child === child) this.child = null;
     });
-    this.port = await new Promise<number>((resolve, reject) => {
-      let out = '';
-      const onData = (chunk: Buffer) => {
-        out += chunk.toString();
-        const line = out.split('\n').find((l) => l.startsWith('{"port"'));
-        if (line) {
-          child.stdout!.off('data', onData);
-          // Keep draining stdout so the child never blocks on a full pipe.
-          child.stdout!.resume();
-          resolve((JSON.parse(line) as { port: number }).port);
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`the server under test exited during start (code ${code}):\n${this.stderrTail}${out}`)));
-    });
+    const deadlineMs = options.deadlineMs ?? START_DEADLINE_MS;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      this.port = await new Promise<number>((resolve, reject) => {
+        let out = '';
+        const onData = (chunk: Buffer) => {
+          out += chunk.toString();
+          const line = out.split('\n').find((l) => l.startsWith('{"port"'));
+          if (line) {
+            child.stdout!.off('data', onData);
+            // Keep draining stdout so the child never blocks on a full pipe.
+            child.stdout!.resume();
+            resolve((JSON.parse(line) as { port: number }).port);
+          }
+        };
+        child.stdout!.on('data', onData);
+        child.once('exit', (code) => reject(new Error(`the server under test exited during start (code ${code}):\n${this.stderrTail}${out}`)));
+        timer = setTimeout(() => reject(new Error(`the server under test did not start within ${deadlineMs} ms:\n${this.stderrTail}${out}`)), deadlineMs);
+      });
+    } catch (err) {
+      // An exit we caused is not a crash of the server under test.
+      this.killing = true;
+      await reap(child);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   get running(): boolean {

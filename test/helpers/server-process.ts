@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
+import { reap, signal, START_DEADLINE_MS, track } from './children.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const MAIN = [process.execPath, '--import', 'tsx', 'src/main.ts'];
@@ -30,7 +31,6 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-const DEADLINE_MS = 60_000;
 
 function collect(child: ChildProcess): () => Output {
   const out: Output = { stdout: '', stderr: '' };
@@ -39,39 +39,49 @@ function collect(child: ChildProcess): () => Output {
   return () => ({ ...out });
 }
 
-async function poll<T>(read: () => T | undefined, what: string, failed: () => string | undefined): Promise<T> {
-  const until = Date.now() + DEADLINE_MS;
+async function poll<T>(read: () => T | undefined, what: string, failed: () => string | undefined, deadlineMs = START_DEADLINE_MS): Promise<T> {
+  const until = Date.now() + deadlineMs;
   for (;;) {
     const value = read();
     if (value !== undefined) return value;
     const why = failed();
     if (why) throw new Error(`${what}: ${why}`);
-    if (Date.now() > until) throw new Error(`${what}: not seen within ${DEADLINE_MS} ms`);
+    if (Date.now() > until) throw new Error(`${what}: not seen within ${deadlineMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
-/** Starts the server and waits for its summary line ("agent-api serving ..."). */
-export async function startServerProcess(env: NodeJS.ProcessEnv, command: string[] = MAIN): Promise<ServerProcess> {
+/**
+ * Starts the server and waits for its summary line ("agent-api serving ..."), at most
+ * `deadlineMs`; when it gives up, the process group it started is killed first.
+ */
+export async function startServerProcess(env: NodeJS.ProcessEnv, command: string[] = MAIN, options: { deadlineMs?: number } = {}): Promise<ServerProcess> {
   // Its own process group, so stop() reaches the server behind `npm start` too.
-  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn(command[0]!, command.slice(1), { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }), true);
   const output = collect(child);
   let exitCode: number | null | undefined;
   // 'close': the process exited and its output is all read.
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve((exitCode = code))));
   const failed = () => (exitCode !== undefined ? `the process exited with ${exitCode}:\n${output().stdout}\n${output().stderr}` : undefined);
 
-  const summary = await poll(
-    () => {
-      for (const line of output().stdout.split('\n')) {
-        if (!line.includes('agent-api serving')) continue;
-        return JSON.parse(line) as Record<string, string>;
-      }
-      return undefined;
-    },
-    'the summary line',
-    failed,
-  );
+  let summary: Record<string, string>;
+  try {
+    summary = await poll(
+      () => {
+        for (const line of output().stdout.split('\n')) {
+          if (!line.includes('agent-api serving')) continue;
+          return JSON.parse(line) as Record<string, string>;
+        }
+        return undefined;
+      },
+      'the summary line',
+      failed,
+      options.deadlineMs,
+    );
+  } catch (err) {
+    await reap(child, true);
+    throw err;
+  }
   const origin = new URL(summary.url!).origin;
   let stopping: Promise<number | null> | undefined;
   return {
@@ -81,12 +91,14 @@ export async function startServerProcess(env: NodeJS.ProcessEnv, command: string
     waitForOutput: (test, what) => poll(() => (test(output()) ? output() : undefined), what, failed),
     stop: () =>
       (stopping ??= (async () => {
-        if (exitCode === undefined) process.kill(-child.pid!, 'SIGTERM');
-        const timer = setTimeout(() => exitCode === undefined && process.kill(-child.pid!, 'SIGKILL'), 20_000);
+        if (exitCode === undefined) signal(child, true, 'SIGTERM');
+        const timer = setTimeout(() => exitCode === undefined && signal(child, true, 'SIGKILL'), 20_000);
         try {
           return await exited;
         } finally {
           clearTimeout(timer);
+          // Whatever the server left in its group (a child of `npm start`).
+          signal(child, true, 'SIGKILL');
         }
       })()),
   };
@@ -94,9 +106,9 @@ export async function startServerProcess(env: NodeJS.ProcessEnv, command: string
 
 /** Runs a process to its end (a start that must fail), bounded. */
 export async function runToExit(env: NodeJS.ProcessEnv, command: string[] = MAIN): Promise<Output & { code: number | null }> {
-  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   const output = collect(child);
-  const timer = setTimeout(() => child.kill('SIGKILL'), DEADLINE_MS);
+  const timer = setTimeout(() => child.kill('SIGKILL'), START_DEADLINE_MS);
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   clearTimeout(timer);
   return { code, ...output() };

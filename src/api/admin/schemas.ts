@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isValidAllowEntry } from '../../keys/ip-allowlist.ts';
 import { keyLimitSchema } from '../../keys/key-limits.ts';
 import { PERMISSIONS } from '../../keys/permissions.ts';
-import { CHAT_MODELS } from '../../contract/models.ts';
+import { MODEL_IDS } from '../../contract/models.ts';
 import { creditsAmount } from '../../accounts/money.ts';
 import { storedText } from '../../contract/fields.ts';
 
@@ -25,7 +25,8 @@ const permissionsSchema = z.strictObject(Object.fromEntries(PERMISSIONS.map((p) 
 const keyFields = {
   name: storedText(200).pipe(z.string().min(1)),
   permissions: permissionsSchema.optional(),
-  models: z.array(z.enum(CHAT_MODELS)).min(1).max(CHAT_MODELS.length * 4).nullable().optional(),
+  /** The model ids the key may use (any of SPEC "Models"), on every endpoint that takes a model; null: all. */
+  models: z.array(z.enum(MODEL_IDS)).min(1).max(MODEL_IDS.length * 4).nullable().optional(),
   ip_allowlist: z
     .array(z.string().refine(isValidAllowEntry, 'must be an IP address or CIDR range'))
     .min(1)

@@ -1,7 +1,8 @@
 // /files (SPEC "Files and batches"): upload, list, retrieve, delete, download. The
 // contract step has checked the form (purpose, refused expires_after, the size limit)
 // and the file is already in the blob store; only the key's own account sees a file,
-// and any other id is 404 model_not_found.
+// and any other id is 404 model_not_found. Deleting a file also removes it from every
+// vector store that holds it (`detach`).
 import { createFile, deleteFile, downloadFile, listFiles, retrieveFile } from '../../contract/endpoints/files.ts';
 import { notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
@@ -25,14 +26,31 @@ function listOptions(query: Record<string, unknown>): ListOptions {
   };
 }
 
-export function filesRoutes(router: Router, files: StoredFiles): void {
+export interface FilesRoutesOptions {
+  /** Removes a file being deleted from whatever else holds it (the vector stores). */
+  detach?: (accountId: string, fileId: string) => Promise<void>;
+}
+
+export function filesRoutes(router: Router, files: StoredFiles, options: FilesRoutesOptions = {}): void {
+  const { detach } = options;
   router.endpoint(createFile, async ({ body, key }) => files.create(key.accountId, body.file!, body.purpose!));
 
   router.endpoint(listFiles, async ({ query, key }) => files.list(key.accountId, listOptions(query)));
 
   router.endpoint(retrieveFile, async ({ params, key }) => found(await files.get(key.accountId, params.file_id!), params.file_id!));
 
-  router.endpoint(deleteFile, async ({ params, key }) => found(await files.delete(key.accountId, params.file_id!), params.file_id!));
+  router.endpoint(deleteFile, async ({ params, key }) => {
+    const id = params.file_id!;
+    if (!detach) return found(await files.delete(key.accountId, id), id);
+    found(await files.get(key.accountId, id), id);
+    // The stores first: a crash after this leaves the file, which a retried delete removes,
+    // rather than passages of a file that is gone. Once more after the row is gone, for a
+    // store the file was added to meanwhile.
+    await detach(key.accountId, id);
+    const deleted = found(await files.delete(key.accountId, id), id);
+    await detach(key.accountId, id);
+    return deleted;
+  });
 
   router.endpoint(downloadFile, async ({ params, key, request, reply }) => {
     let range: Satisfiable | undefined;

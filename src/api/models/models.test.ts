@@ -1,5 +1,6 @@
-// Discovery with the official openai SDK: the list shows only the key's chat models;
-// every model id of SPEC "Models" can be retrieved; anything else is 404 model_not_found.
+// Discovery with the official openai SDK: the list shows the chat models, or only the
+// models a restricted key names; every model id of SPEC "Models" the key may use can be
+// retrieved; anything else is 404 model_not_found.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
@@ -38,7 +39,7 @@ test('client.models.retrieve() answers every model id of the Models table', asyn
   }
 });
 
-test('a chat model the key may not use is 404, as absent as in the list; other groups are unaffected', async () => {
+test('a model the key may not use is 404, as absent as in the list', async () => {
   const { key } = await server.createKey({ models: ['agent'] });
   const client = server.openai(key);
   assert.equal((await client.models.retrieve('agent')).id, 'agent');
@@ -48,7 +49,9 @@ test('a chat model the key may not use is 404, as absent as in the list; other g
     assert.equal(e.param, 'model');
     return true;
   });
-  assert.equal((await client.models.retrieve('agent-embed')).id, 'agent-embed');
+  await assert.rejects(client.models.retrieve('agent-embed'), (e: any) => e.status === 404 && e.code === 'model_not_found', 'a restriction covers every group');
+  const embedToo = await server.createKey({ models: ['agent', 'agent-embed'] });
+  assert.equal((await server.openai(embedToo.key).models.retrieve('agent-embed')).id, 'agent-embed');
 });
 
 test('an unknown model is 404 model_not_found', async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type OpenAI from 'openai';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
-import type { SearchOptions, SearchResult, VectorSearch } from '../../retrieval/search-types.ts';
+import type { SearchOptions, SearchResult, StoreState, VectorSearch } from '../../retrieval/search-types.ts';
 import { checkStream, parseSse, validateResponseObject } from './event-checks.test-support.ts';
 import { fileCitations, fileSearchTool, queriesOf } from './file-search.ts';
 import { mapTools } from './tool-mapping.ts';
@@ -23,8 +23,8 @@ interface Passage {
 
 /**
  * Vector stores kept in memory per account; a passage's score is the share of the
- * query's words it contains. Like the real one, another account's store ids find
- * nothing. Every call is recorded.
+ * query's words it contains. Like the real one, another account's store ids are not
+ * the caller's (refused before the model runs). Every call is recorded.
  */
 class MemorySearch implements VectorSearch {
   readonly calls: { accountId: string; vectorStoreIds: readonly string[]; options: SearchOptions }[] = [];
@@ -46,6 +46,10 @@ class MemorySearch implements VectorSearch {
       }
     }
     return found.sort((a, b) => b.score - a.score).slice(0, options.maxResults ?? 10);
+  }
+
+  async storeStates(accountId: string, vectorStoreIds: readonly string[]): Promise<Map<string, StoreState>> {
+    return new Map(vectorStoreIds.filter((id) => this.stores.has(`${accountId}/${id}`)).map((id) => [id, 'active' as const]));
   }
 }
 
@@ -197,8 +201,9 @@ describe('file_search in /v1/responses', () => {
     assert.notEqual(part.annotations[0].index, part.text.length - 3, 'the emoji is one code point, two UTF-16 units');
   });
 
-  test('nothing found: the answer says so and cites nothing; another account’s store ids find nothing', async () => {
+  test('nothing found: the answer says so and cites nothing', async () => {
     const other = await server.createKey({ permissions: { file_search: true } });
+    search.add(other.account_id, 'vs_docs', []);
     const r = await server.openai(other.key).responses.create({ model: 'agent', input: QUESTION, tools: [tool], include: ['file_search_call.results'] });
     assert.equal(search.calls.at(-1)!.accountId, other.account_id, 'the search is asked for the caller’s account');
     const call = r.output[0] as any;
@@ -230,6 +235,20 @@ describe('file_search in /v1/responses', () => {
     assert.equal((inputs.data[0] as any).results.length, 2);
     const hidden = await client.responses.inputItems.list(next.id, { order: 'asc' });
     assert.equal((hidden.data[0] as any).results, null);
+  });
+
+  test('another account’s or an unknown store id: 404 naming tools[i].vector_store_ids[j], before anything runs', async () => {
+    const other = await server.createKey({ permissions: { file_search: true } });
+    const calls = search.calls.length;
+    await assert.rejects(
+      server.openai(other.key).responses.create({ model: 'agent', input: QUESTION, tools: [tool] }),
+      (e: any) => e.status === 404 && e.type === 'invalid_request_error' && e.param === 'tools[0].vector_store_ids[0]',
+    );
+    await assert.rejects(
+      client.responses.create({ model: 'agent', input: QUESTION, tools: [{ type: 'function', name: 'f', parameters: {}, strict: false }, { ...tool, vector_store_ids: ['vs_docs', 'vs_nope'] }] }),
+      (e: any) => e.status === 404 && e.param === 'tools[1].vector_store_ids[1]' && /vs_nope/.test(e.message),
+    );
+    assert.equal(search.calls.length, calls, 'nothing searched');
   });
 
   test('the key needs the File search switch: 403 naming the tool, before anything runs', async () => {
@@ -306,6 +325,7 @@ describe('the tool and its citations', () => {
         if (fail) throw new Error('index unavailable');
         return [{ file_id: 'f', filename: 'a\nb.md', score: 0.5, attributes: null, content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] }];
       },
+      storeStates: async (_account, ids) => new Map(ids.map((id) => [id, 'active' as const])),
     };
     const warned: unknown[] = [];
     const tool = fileSearchTool(search, 'acct', { vectorStoreIds: ['vs'], maxResults: 3, filters: null }, { warn: (obj) => warned.push(obj) });

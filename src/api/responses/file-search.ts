@@ -6,6 +6,7 @@
 // `file_search_call` item (output-builder.ts) and each cited number as a
 // `file_citation` annotation (fileCitations below).
 import type { AgentTool, ToolOutput } from '../../agent/agent-loop.ts';
+import { invalidRequest, notFound } from '../../errors.ts';
 import type { FunctionTool } from '../../providers/types.ts';
 import type { AttributeFilter, Attributes, VectorSearch } from '../../retrieval/search-types.ts';
 
@@ -31,6 +32,22 @@ export function fileSearchConfig(tool: Record<string, any>): FileSearchConfig {
     filters: (tool.filters as AttributeFilter | null | undefined) ?? null,
     ...(typeof threshold === 'number' ? { scoreThreshold: threshold } : {}),
   };
+}
+
+/**
+ * Every store a file_search tool names must be the caller's and not expired: refused
+ * before any model runs, like every other argument of a tool (a foreign container is a
+ * 404 too). Another account's id looks exactly like an unknown one.
+ */
+export async function checkVectorStores(search: VectorSearch, accountId: string, spec: { tool: Record<string, any>; at: string }): Promise<void> {
+  const ids = spec.tool.vector_store_ids as string[];
+  const states = await search.storeStates(accountId, ids);
+  ids.forEach((id, j) => {
+    const param = `${spec.at}.vector_store_ids[${j}]`;
+    const state = states.get(id);
+    if (state === undefined) throw notFound(`No vector store found with id '${id}'.`, param);
+    if (state === 'expired') throw invalidRequest(`The vector store '${id}' has expired; create a new one.`, param);
+  });
 }
 
 /** One passage found, as the item's `results` show it (the reference's FileSearchToolCall). */

@@ -21,7 +21,7 @@ import { resolveFiles } from '../files/resolve-parts.ts';
 import { defined, generationOptions } from '../generation-options.ts';
 import type { ContainerRuntime } from '../containers/container-runtime.ts';
 import { CODE_INTERPRETER_FUNCTION_NAME, codeInterpreterTool, containerShellTool, resolveContainers, SHELL_FUNCTION_NAME, type ResolvedContainers } from './container-tools.ts';
-import { fileSearchConfig, fileSearchTool } from './file-search.ts';
+import { checkVectorStores, fileSearchConfig, fileSearchTool } from './file-search.ts';
 import { inputItems, shownResponse, type Item } from './items.ts';
 import { OutputBuilder } from './output-builder.ts';
 import type { StoredResponses } from './stored-responses.ts';
@@ -201,6 +201,8 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
     if (at >= 0) throw invalidRequest(`The conversation already has an item with id '${input[at]!.id}'.`, `input[${at}].id`);
   }
   const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, unavailableTools(deps));
+  // Settled before the model runs too: a store the account cannot search is refused, not searched empty.
+  if (mapped.fileSearch) await checkVectorStores(deps.vectorSearch!, accountId, mapped.fileSearch);
   // Settled before the model runs: an unknown or expired container is refused now.
   const containers = deps.containers ? await resolveContainers(deps.containers, key, mapped.containerTools, [...earlier.items, ...input], responseId) : {};
   if (containers.codeInterpreter) mapped.kinds.set(CODE_INTERPRETER_FUNCTION_NAME, { kind: 'code_interpreter', containerId: containers.codeInterpreter.id });

@@ -1,7 +1,7 @@
 // The file_search tool of /v1/responses over real vector stores (ingested files, the
 // hybrid search), with the official openai SDK: streamed and not, results only with
-// include, file_citation annotations on the file that answered; another account's store
-// ids find nothing.
+// include, file_citation annotations on the file that answered; another account's, an
+// unknown or an expired store id is refused before any model runs.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
@@ -68,8 +68,29 @@ test('not streamed: results hidden without include; the stored response is the s
   assert.equal((stored.output[0] as any).results[0].file_id, garden);
 });
 
-test("another account's store ids find nothing", async () => {
-  const r = await other.responses.create({ model: 'agent', input: QUESTION, tools: [{ type: 'file_search', vector_store_ids: [storeId] }], include: ['file_search_call.results'] });
-  assert.deepEqual((r.output[0] as any).results, []);
-  assert.doesNotMatch(r.output_text, /six hours/);
+test("another account's, an unknown or an expired store id: refused naming tools[i].vector_store_ids[j] before any model runs, nothing charged", async () => {
+  const ask = (c: OpenAI, ids: string[]) => c.responses.create({ model: 'agent', input: QUESTION, tools: [{ type: 'file_search', vector_store_ids: ids }] });
+  const refused = (status: number, param: string) => (e: any) => e.status === status && e.param === param && e.type === 'invalid_request_error';
+  await assert.rejects(ask(other, [storeId]), refused(404, 'tools[0].vector_store_ids[0]'), "another account's store looks unknown");
+  const own = (await other.vectorStores.create({ name: 'mine' })).id;
+  await assert.rejects(ask(other, [own, 'vs_unknown']), refused(404, 'tools[0].vector_store_ids[1]'));
+  await assert.rejects(
+    other.responses.create({ model: 'agent', input: QUESTION, tools: [{ type: 'file_search', vector_store_ids: [own, storeId] }], stream: true }),
+    refused(404, 'tools[0].vector_store_ids[1]'),
+    'a stream is refused before it starts',
+  );
+  // Expired: the row stays, the store cannot be searched.
+  await server.app.services.store.db.updateTable('vector_stores').set({ expired_at: Date.now() }).where('id', '=', own).execute();
+  await assert.rejects(ask(other, [own]), refused(400, 'tools[0].vector_store_ids[0]'));
+  // The background path refuses the same way and stores nothing.
+  await assert.rejects(
+    other.responses.create({ model: 'agent', input: QUESTION, tools: [{ type: 'file_search', vector_store_ids: ['vs_unknown'] }], background: true }),
+    refused(404, 'tools[0].vector_store_ids[0]'),
+  );
+  const db = server.app.services.store.db;
+  const accountOfOther = await db.selectFrom('vector_stores').select('account_id').where('id', '=', own).executeTakeFirstOrThrow();
+  const charges = await db.selectFrom('credit_reservations').select('request_id').where('account_id', '=', accountOfOther.account_id).execute();
+  assert.deepEqual(charges, [], 'nothing reserved or charged');
+  const stored = await db.selectFrom('responses').select('id').where('account_id', '=', accountOfOther.account_id).execute();
+  assert.deepEqual(stored, [], 'no response stored');
 });

@@ -51,6 +51,17 @@ const missingStore = (id: string) => notFound(`No vector store found with id '${
 const missingFile = (id: string) => notFound(`No file found with id '${id}' in this vector store.`, 'file_id');
 const missingBatch = (id: string) => notFound(`No file batch found with id '${id}' in this vector store.`, 'batch_id');
 
+/**
+ * What deleting an upload does to the vector stores (DELETE /files/{id}): the file leaves
+ * every store of the account, its passages leave the indexes, a running ingestion of it
+ * is cancelled.
+ */
+export function detachDeletedFile(vectorStores: VectorStores, jobs: JobQueue): (accountId: string, fileId: string) => Promise<void> {
+  return async (accountId, fileId) => {
+    for (const job of await vectorStores.removeFileEverywhere(accountId, fileId)) await jobs.cancel(job);
+  };
+}
+
 export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void {
   const { vectorStores, files, jobs } = deps;
   const db: Kysely<Database> = vectorStores.db;

@@ -185,7 +185,8 @@ export class VectorStores {
 
   /**
    * Stores idle past their expiry become `expired`: their passages and file rows go (the
-   * index space is freed), the row stays so a caller reads why. Returns how many.
+   * index space is freed), the row stays so a caller reads why. Returns how many. Also
+   * removes from the stores files whose upload no longer exists.
    */
   async expire(): Promise<number> {
     const now = this.clock();
@@ -215,6 +216,16 @@ export class VectorStores {
       .limit(100)
       .execute();
     for (const { id } of leftover) await this.purgePassages(id);
+    // Files whose upload is gone (deleted by an older version, which left them in their
+    // stores, or a store they joined while the delete ran): out of the store and the indexes.
+    const orphans = await this.db
+      .selectFrom('vector_store_files as v')
+      .leftJoin('files as f', 'f.id', 'v.file_id')
+      .select(['v.account_id', 'v.vector_store_id', 'v.file_id'])
+      .where('f.id', 'is', null)
+      .limit(100)
+      .execute();
+    for (const o of orphans) await this.removeFile(o.account_id, o.vector_store_id, o.file_id);
     return due.length;
   }
 
@@ -323,6 +334,21 @@ export class VectorStores {
       await trx.updateTable('vector_stores').set({ index_version: sql`index_version + 1`, last_active_at: this.clock() }).where('id', '=', storeId).execute();
       return { jobId: row.job_id };
     });
+  }
+
+  /**
+   * Removes a file from every store of the account that holds it (its upload is being
+   * deleted, as the reference does): rows, passages and their index entries. Returns the
+   * ingestion jobs still to cancel.
+   */
+  async removeFileEverywhere(accountId: string, fileId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('vector_store_files').select('vector_store_id').where('file_id', '=', fileId).where('account_id', '=', accountId).execute();
+    const jobs: string[] = [];
+    for (const { vector_store_id } of rows) {
+      const removed = await this.removeFile(accountId, vector_store_id, fileId);
+      if (removed && removed.jobId) jobs.push(removed.jobId);
+    }
+    return jobs;
   }
 
   /** The file's passages in order; each one's text past `overlap_chars` continues the previous one. */

@@ -16,7 +16,7 @@ export const listModels = defineEndpoint({
   method: 'GET',
   path: '/models',
   family: 'models',
-  summary: 'Lists the chat models the calling key may use.',
+  summary: 'Lists the models the calling key may use: the chat models, or exactly the models a restricted key names.',
   response: { schema: z.object({ object: z.literal('list'), data: z.array(modelSchema) }) },
 });
 
@@ -25,7 +25,7 @@ export const retrieveModel = defineEndpoint({
   method: 'GET',
   path: '/models/{model}',
   family: 'models',
-  summary: "Retrieves one model by id; 404 model_not_found for an id the service does not know.",
+  summary: "Retrieves one model by id; 404 model_not_found for an id the service does not know or the key may not use.",
   params: { model: z.string() },
   response: { schema: modelSchema },
 });

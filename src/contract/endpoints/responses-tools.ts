@@ -130,7 +130,7 @@ const FILE_SEARCH_RANKERS = ['auto', 'default-2024-11-15'] as const;
 export const FILE_SEARCH_TOOL_FIELDS = {
   vector_store_ids: applied(
     z.array(objectId()).min(1, 'name at least one vector store').max(100, 'at most 100 vector stores'),
-    "the vector stores to search, the key's account's (another account's or an unknown id finds nothing)",
+    "the vector stores to search, the key's account's: another account's or an unknown id is 404, an expired store 400, before any model runs",
   ),
   // SPEC Limits: search results 1 to 50 (default 10).
   max_num_results: applied(z.number().int().min(1).max(50), '1 to 50 (default 10) passages per search'),
