@@ -59,6 +59,7 @@ interface Job {
   id: number;
   bytes: Buffer;
   endpoint: number | null;
+  noun: string | undefined;
   /** True once the client has gone: the body is not parsed. */
   gone: () => boolean;
   resolve(reply: ParseReply): void;
@@ -91,11 +92,11 @@ export class JsonParsePool {
   /**
    * The parsed body, or, for a JSON endpoint of the registry, a CheckedBody (what its
    * contract check found, for checkCall). Throws the parser's ApiError for a body it
-   * refuses, as parseJsonBody does.
+   * refuses, as parseJsonBody does (`noun`: what its errors call the text, as parseJsonText's).
    */
-  async parse(bytes: Buffer, contract: EndpointContract | null | undefined, gone: () => boolean = () => false): Promise<unknown> {
+  async parse(bytes: Buffer, contract: EndpointContract | null | undefined, gone: () => boolean = () => false, noun?: string): Promise<unknown> {
     const endpoint = contract && contract.body?.type === 'json' ? (REGISTERED.get(contract) ?? null) : null;
-    const reply = await this.run(bytes, endpoint, gone);
+    const reply = await this.run(bytes, endpoint, gone, noun);
     if ('refused' in reply) throw rebuild(reply.refused);
     if ('failed' in reply) throw new Error(`parsing a JSON body on a worker thread failed: ${reply.failed}`);
     const reader = new PieceReader();
@@ -110,13 +111,13 @@ export class JsonParsePool {
     return new CheckedBody({ ...found, result });
   }
 
-  private run(bytes: Buffer, endpoint: number | null, gone: () => boolean): Promise<ParseReply> {
+  private run(bytes: Buffer, endpoint: number | null, gone: () => boolean, noun: string | undefined): Promise<ParseReply> {
     if (this.closed) return Promise.reject(serviceUnavailable('The service is shutting down.'));
     if (this.queuedBytes + bytes.length > this.options.maxQueuedBytes && this.queue.length > 0) {
       return Promise.reject(serviceUnavailable('The service is busy with other large request bodies; try again shortly.'));
     }
     return new Promise<ParseReply>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, bytes, endpoint, gone, resolve, reject });
+      this.queue.push({ id: this.nextId++, bytes, endpoint, noun, gone, resolve, reject });
       this.queuedBytes += bytes.length;
       this.dispatch();
     });
@@ -140,7 +141,7 @@ export class JsonParsePool {
       // Transferred, not copied: the body's own buffer (Fastify copies every body into a fresh one).
       const own = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
       const bytes = own ? (b.buffer as ArrayBuffer) : (b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
-      const message: ParseJob = { id: job.id, bytes, endpoint: job.endpoint };
+      const message: ParseJob = { id: job.id, bytes, endpoint: job.endpoint, noun: job.noun };
       slot.worker.postMessage(message, [bytes]);
     }
   }
@@ -206,5 +207,12 @@ export class JsonParsePool {
       slot.job?.reject(serviceUnavailable('The service is shutting down.'));
     }
     await Promise.all(slots.map((s) => s.worker.terminate()));
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The large-JSON pool of the app's body parser (installPipeline), for other transports' messages. */
+    jsonParsePool: JsonParsePool;
   }
 }

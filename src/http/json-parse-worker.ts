@@ -8,7 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { ALL_ENDPOINTS } from '../contract/registry.ts';
 import { ApiError } from '../errors.ts';
 import { examineJsonBody } from '../pipeline/contract.ts';
-import { parseJsonBody } from './json-body.ts';
+import { parseJsonText } from './json-body.ts';
 import { toPieces } from './json-pieces.ts';
 
 /** The worker thread's nice value: 10 above the event loop's. */
@@ -19,6 +19,8 @@ export interface ParseJob {
   bytes: ArrayBuffer;
   /** The endpoint's index in ALL_ENDPOINTS, or null: parse only. */
   endpoint: number | null;
+  /** What the parser's errors call the text (parseJsonText's `noun`). */
+  noun?: string;
 }
 
 export interface ApiErrorFields {
@@ -40,7 +42,7 @@ const fields = (e: ApiError): ApiErrorFields => ({ status: e.status, type: e.typ
 function run(job: ParseJob): ParseReply {
   let body: unknown;
   try {
-    body = parseJsonBody(Buffer.from(job.bytes));
+    body = parseJsonText(Buffer.from(job.bytes), { noun: job.noun });
   } catch (err) {
     if (err instanceof ApiError) return { id: job.id, refused: fields(err) };
     throw err;

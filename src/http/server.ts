@@ -12,6 +12,7 @@ import { clientErrorHandler, answerExpectationFailed, frameworkErrors } from './
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { finishStep } from './finish-step.ts';
 import { installJsonBodyParser } from './json-body.ts';
+import { JsonParsePool } from './json-parse-pool.ts';
 import { limitsStep } from './limits-step.ts';
 import { installMultipartBodyParser } from './multipart-body.ts';
 import { requestIdStep } from './request-id.ts';
@@ -52,7 +53,10 @@ export function createHttpServer(config: Config, logStream?: DestinationStream):
 
 export function installPipeline(app: FastifyInstance, services: Services): void {
   app.decorateRequest('state', null as unknown as Call);
-  installJsonBodyParser(app);
+  // One pool for every large JSON text, HTTP bodies and WebSocket messages alike.
+  const jsonParsePool = new JsonParsePool();
+  installJsonBodyParser(app, jsonParsePool);
+  app.decorate('jsonParsePool', jsonParsePool);
   installMultipartBodyParser(app, services.blobs);
   app.decorate('metrics', services.metrics);
   // First, so every request is finished (and lingers for an unread body) whatever a later step answers.

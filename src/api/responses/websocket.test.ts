@@ -191,6 +191,44 @@ describe('a message goes through the JSON parser a POST body takes', () => {
   });
 });
 
+describe('a large message is parsed on the worker pool a large POST body takes', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  test('over 256 KB: the pool parses it, with the refusals and the noun of the event-loop parser; a valid one runs', async () => {
+    const pool = server.app.http.jsonParsePool;
+    const parse = pool.parse.bind(pool);
+    let pooled = 0;
+    pool.parse = (...args: Parameters<typeof parse>) => (pooled++, parse(...args));
+    try {
+      const { key } = await server.createKey();
+      const { ws, sendText } = await connect(server, key);
+      const pad = 'a'.repeat(1 << 20);
+      const base = `{"model":"agent","input":"${pad} What is 2 + 2?"`;
+      const cases: [string, Buffer, string | null, RegExp][] = [
+        ['a __proto__ key', Buffer.from(`${base},"metadata":{"__proto__":{"x":"1"}}}`), null, /message/],
+        ['invalid UTF-8', Buffer.concat([Buffer.from(`${base},"safety_identifier":"`), Buffer.from([0xff]), Buffer.from('"}')]), 'safety_identifier', /message is not valid UTF-8/],
+      ];
+      for (const [what, body, param, message] of cases) {
+        const [event] = await sendText(asCreateMessage(body));
+        assert.equal(event.type, 'error', what);
+        assert.equal(event.status, 400, what);
+        assert.equal(event.error.param, param, what);
+        assert.match(event.error.message, message, what);
+      }
+      const events = await sendText(asCreateMessage(Buffer.from(`${base}}`)));
+      assert.equal(events.at(-1).type, 'response.completed');
+      assert.equal(pooled, cases.length + 1, 'every large message went to the pool');
+      ws.close();
+    } finally {
+      pool.parse = parse;
+    }
+  });
+});
+
 describe('a socket closed mid-answer', () => {
   let upstream: FakeUpstream;
   let server: TestServer;

@@ -15,7 +15,8 @@ import type { WebSocket } from 'ws';
 import { createResponse } from '../../contract/endpoints/responses.ts';
 import { ApiError, insufficientQuota, invalidRequest, methodNotAllowed, serverError } from '../../errors.ts';
 import { presentedSecret } from '../../http/authenticate.ts';
-import { parseJsonText } from '../../http/json-body.ts';
+import { LARGE_JSON_BYTES, parseJsonText } from '../../http/json-body.ts';
+import type { JsonParsePool } from '../../http/json-parse-pool.ts';
 import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { admitCall } from '../../pipeline/admit.ts';
@@ -72,10 +73,17 @@ export function websocketPluginOptions(bodyLimitBytes: number): WebsocketPluginO
   };
 }
 
-/** The body of a `response.create` message (`stream` dropped: every turn streams), or the refusal a POST of it would get. */
-function createBody(data: Buffer, isBinary: boolean, bodyLimitBytes: number): Record<string, unknown> {
+/**
+ * The body of a `response.create` message (`stream` dropped: every turn streams), or the
+ * refusal a POST of it would get. A large message is parsed on the app's worker pool,
+ * as a large POST body is, so it never holds the event loop.
+ */
+async function createBody(data: Buffer, isBinary: boolean, bodyLimitBytes: number, pool: JsonParsePool, gone: () => boolean): Promise<Record<string, unknown>> {
   if (isBinary) throw invalidRequest('Send each message as a text frame holding one JSON object, e.g. {"type": "response.create", ...}.');
-  const parsed = parseJsonText(data, { limit: bodyLimitBytes, noun: 'message' });
+  const parsed =
+    data.length > LARGE_JSON_BYTES && data.length <= bodyLimitBytes
+      ? await pool.parse(data, null, gone, 'message')
+      : parseJsonText(data, { limit: bodyLimitBytes, noun: 'message' });
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidRequest('Each message is one JSON object, e.g. {"type": "response.create", ...}.');
   const { type, stream: _stream, ...body } = parsed as Record<string, unknown>;
   if (type !== 'response.create') {
@@ -183,7 +191,7 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
         try {
           // The key as it is now, then the message, in a POST's order (key, body).
           admitKey(services, call, (await services.keys.get(key.id)) ?? key);
-          const body = createBody(data, isBinary, bodyLimitBytes);
+          const body = await createBody(data, isBinary, bodyLimitBytes, app.jsonParsePool, () => socket.readyState !== socket.OPEN);
           if (body.background === true) throw invalidRequest('background is not offered on the WebSocket: use POST /v1/responses.', 'background');
           checkCall(call, { body });
           await admitCall(services, call);
