@@ -12,7 +12,7 @@ import { loadConfig } from '../config.ts';
 import { openStore } from '../store/db.ts';
 import { recoverActivity } from './recover.ts';
 import { startFakeUpstream, type FakeUpstream } from '../providers/remote/openai-compatible/fake-upstream.test-support.ts';
-import { freePort, startChildApp } from '../../test/helpers/child-app.ts';
+import { adminAt, freePort, startChildApp } from '../../test/helpers/child-app.ts';
 import { ADMIN_TOKEN, scratchDatabase } from '../../test/helpers/test-server.ts';
 
 let upstream: FakeUpstream;
@@ -92,14 +92,7 @@ async function recoverWith(instance: string): Promise<number> {
 test('after kill -9 under load, the restarted instance rebuilds the lost activity rows from the ledger, once', async () => {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const admin = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(`${origin}/admin/v1${url}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    return res.json() as Promise<Record<string, any>>;
-  };
+  const admin = adminAt(origin, ADMIN_TOKEN);
   const instance = 'activity-crash';
   let child = await startServer(port, instance);
   try {

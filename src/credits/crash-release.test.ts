@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/db.ts';
 import { startFakeUpstream, type FakeUpstream } from '../providers/remote/openai-compatible/fake-upstream.test-support.ts';
-import { freePort, startChildApp } from '../../test/helpers/child-app.ts';
+import { adminAt, freePort, startChildApp } from '../../test/helpers/child-app.ts';
 import { ADMIN_TOKEN, scratchDatabase } from '../../test/helpers/test-server.ts';
 
 const STREAMS = 20;
@@ -45,15 +45,6 @@ function startServer(port: number, extraEnv: Record<string, string> = {}): Promi
   });
 }
 
-const adminAt = (origin: string) => async (method: string, url: string, body?: unknown) => {
-  const res = await fetch(`${origin}/admin/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return res.json() as Promise<Record<string, any>>;
-};
-
 /** Opens `n` streams that stay under way (the fake upstream never ends them). */
 async function openStreams(origin: string, key: string, n: number) {
   return Promise.all(
@@ -74,7 +65,7 @@ async function openStreams(origin: string, key: string, n: number) {
 test("another instance releases a dead instance's holds once their lease runs out", async () => {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const admin = adminAt(origin);
+  const admin = adminAt(origin, ADMIN_TOKEN);
   const lease = { AGENT_API_HOLD_LEASE_MS: '1000' };
   let child = await startServer(port, { ...lease, AGENT_API_INSTANCE_ID: 'lease-dead' });
   const account = await admin('POST', '/accounts', { name: `lease-${Date.now()}`, credits: 10 });
@@ -104,14 +95,7 @@ test("another instance releases a dead instance's holds once their lease runs ou
 test('holds of streams cut off by kill -9 are released when the instance starts again', async () => {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const admin = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(`${origin}/admin/v1${url}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    return res.json() as Promise<Record<string, any>>;
-  };
+  const admin = adminAt(origin, ADMIN_TOKEN);
 
   let child = await startServer(port);
   const account = await admin('POST', '/accounts', { name: 'crash', credits: 100 });

@@ -42,3 +42,15 @@ export async function startChildApp(port: number, env: Record<string, string>, o
   await reap(child);
   throw new Error(`the server did not start within ${deadlineMs} ms`);
 }
+
+/** The admin API of a child server at `origin`, with `token`: the parsed JSON answer. */
+export const adminAt =
+  (origin: string, token: string) =>
+  async (method: string, url: string, body?: unknown): Promise<Record<string, any>> => {
+    const res = await fetch(`${origin}/admin/v1${url}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return res.json() as Promise<Record<string, any>>;
+  };
