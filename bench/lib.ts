@@ -1,6 +1,7 @@
 // Shared bench plumbing: free ports, child servers that are waited for and stopped,
 // and autocannon runs summarised as requests per second and latency percentiles.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import autocannon from 'autocannon';
 
@@ -18,8 +19,9 @@ export function freePort(): Promise<number> {
 /** Lines a child wrote to stderr when started with `quietStderr` (a peer's own noise, counted instead of shown). */
 export const stderrLines = new WeakMap<ChildProcess, { count: number; first?: string }>();
 
-export async function startChild(args: string[], env: NodeJS.ProcessEnv, healthUrl: string, timeoutMs = 10_000, quietStderr = false): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', quietStderr ? 'pipe' : 'inherit'] });
+/** `cwd` matters for `--import tsx`: node resolves it from there (another checkout runs its own tsx). */
+export async function startChild(args: string[], env: NodeJS.ProcessEnv, healthUrl: string, timeoutMs = 10_000, quietStderr = false, cwd?: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', quietStderr ? 'pipe' : 'inherit'], cwd });
   if (quietStderr) {
     const seen: { count: number; first?: string } = { count: 0 };
     stderrLines.set(child, seen);
@@ -65,6 +67,50 @@ export async function load(opts: autocannon.Options): Promise<Figures> {
   const r = await autocannon({ connections: 50, duration: 10, ...opts });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
 }
+
+/**
+ * One autocannon run, unaggregated, so the slices of a target measured in several
+ * rounds can be summed (`sumRounds`).
+ */
+export async function loadRaw(opts: autocannon.Options): Promise<autocannon.Result> {
+  return (await autocannon({ connections: 50, duration: 10, ...opts, skipAggregateResult: true })) as autocannon.Result;
+}
+
+/** Rounds of one target as one figure: req/s = completed / seconds, latency from the merged histograms. */
+export function sumRounds(rounds: autocannon.Result[]): Figures {
+  // Unaggregated results carry encoded histograms and these counters (autocannon's run.js).
+  const raw = rounds as unknown as { totalCompletedRequests: number; duration: number; errors: number; timeouts: number; non2xx: number }[];
+  const done = raw.reduce((n, r) => n + r.totalCompletedRequests, 0);
+  const secs = raw.reduce((n, r) => n + r.duration, 0);
+  // aggregateResult is exported (autocannon.js) but missing from @types/autocannon.
+  const merged = (autocannon as unknown as { aggregateResult(r: autocannon.Result[], opts?: object): autocannon.Result }).aggregateResult(rounds, { url: 'http://unused' });
+  return {
+    rps: secs > 0 ? done / secs : 0,
+    p50: merged.latency.p50,
+    p99: merged.latency.p99,
+    errors: raw.reduce((n, r) => n + r.errors + r.timeouts, 0),
+    non2xx: raw.reduce((n, r) => n + r.non2xx, 0),
+  };
+}
+
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc (Linux); undefined
+ * elsewhere. Divided by the requests served between two readings it is a per-request
+ * cost that other load on the machine disturbs far less than req/s.
+ */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+  } catch {
+    return undefined;
+  }
+}
+// USER_HZ: 100 on every Linux architecture node runs on.
+const ticksPerSecond = 100;
 
 export function row(name: string, f: Figures): string {
   return `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   errors ${f.errors} non-2xx ${f.non2xx}`;

@@ -70,8 +70,15 @@ export interface Call {
 }
 
 export function newCall(init: { id: string; method: string; route: RouteConfig | null; routeLabel: string; ip: string; log: CallLog }): Call {
+  // Field by field, not `{ ...init, ... }`: on Node 20's V8 every property added after a
+  // spread takes a slow path that costs microseconds and kilobytes of garbage per call.
   return {
-    ...init,
+    id: init.id,
+    method: init.method,
+    route: init.route,
+    routeLabel: init.routeLabel,
+    ip: init.ip,
+    log: init.log,
     clientRequestId: null,
     key: null,
     body: {},

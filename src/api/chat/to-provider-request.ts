@@ -4,7 +4,7 @@ import { invalidRequest } from '../../errors.ts';
 import type { createChatCompletion } from '../../contract/endpoints/chat.ts';
 import type { BodyOf } from '../../contract/types.ts';
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../../providers/types.ts';
-import { defined, generationOptions } from '../generation-options.ts';
+import { generationOptions } from '../generation-options.ts';
 
 /** Stored files by id: what a `file_id` part becomes. */
 export type StoredFileParts = ReadonlyMap<string, { filename: string; dataUrl: string; text?: string }>;
@@ -122,8 +122,7 @@ function mapTools(body: ChatBody): { tools?: FunctionTool[]; toolChoice?: ToolCh
 export function toProviderRequest(body: ChatBody, maxTokens: number, files: StoredFileParts = new Map()): MappedChat {
   const counter = { attachments: 0 };
   const { tools, toolChoice, legacy } = mapTools(body);
-  const request: ChatRequest = defined({
-    ...generationOptions(body, maxTokens),
+  const request: ChatRequest = generationOptions(body, maxTokens, {
     messages: mapMessages(body.messages as unknown[], counter, files),
     tools,
     toolChoice,

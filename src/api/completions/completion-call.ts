@@ -32,7 +32,7 @@ export async function startCompletion(services: Services, call: Call, body: Comp
   const model = body.model as ChatModel;
   const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : (body.prompt as string);
   const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
-  const request: CompletionRequest = { ...generationOptions(body, maxTokens), prompt, requestId: call.id };
+  const request: CompletionRequest = generationOptions(body, maxTokens, { prompt, requestId: call.id });
   const run = await Run.open(services, call, { key, model, input: estimateInputTokens(prompt, 0), maxOutputTokens: maxTokens });
   return {
     run,

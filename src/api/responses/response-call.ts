@@ -18,7 +18,7 @@ import type { Services } from '../../services.ts';
 import { runAgent, type AgentTool, type ToolRegistry } from '../../agent/agent-loop.ts';
 import type { VectorSearch } from '../../retrieval/search-types.ts';
 import { resolveFiles } from '../files/resolve-parts.ts';
-import { defined, generationOptions } from '../generation-options.ts';
+import { generationOptions } from '../generation-options.ts';
 import type { ContainerRuntime } from '../containers/container-runtime.ts';
 import { CODE_INTERPRETER_FUNCTION_NAME, codeInterpreterTool, containerShellTool, resolveContainers, SHELL_FUNCTION_NAME, type ResolvedContainers } from './container-tools.ts';
 import { checkVectorStores, fileSearchConfig, fileSearchTool } from './file-search.ts';
@@ -225,27 +225,27 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
   if (!messages.some((m) => m.role !== 'system' && m.role !== 'developer')) throw invalidRequest('The response has no input: send input, previous_response_id or a conversation with items.', 'input');
 
   const includeLogprobs = ((body.include ?? []) as string[]).includes('message.output_text.logprobs');
-  const request: ChatRequest = defined({
-    ...generationOptions(
-      {
-        model,
-        stream: body.stream === true,
-        response_format: chatFormat(body.text?.format),
-        temperature: body.temperature,
-        top_p: body.top_p,
-        reasoning: body.reasoning,
-        verbosity: body.text?.verbosity,
-        user: body.user,
-      },
-      maxTokens,
-    ),
-    messages,
-    tools: mapped.functions.length ? mapped.functions : undefined,
-    toolChoice: mapped.toolChoice,
-    parallelToolCalls: body.parallel_tool_calls ?? undefined,
-    logprobs: includeLogprobs || undefined,
-    topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
-  });
+  const request: ChatRequest = generationOptions(
+    {
+      model,
+      stream: body.stream === true,
+      response_format: chatFormat(body.text?.format),
+      temperature: body.temperature,
+      top_p: body.top_p,
+      reasoning: body.reasoning,
+      verbosity: body.text?.verbosity,
+      user: body.user,
+    },
+    maxTokens,
+    {
+      messages,
+      tools: mapped.functions.length ? mapped.functions : undefined,
+      toolChoice: mapped.toolChoice,
+      parallelToolCalls: body.parallel_tool_calls ?? undefined,
+      logprobs: includeLogprobs || undefined,
+      topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
+    },
+  );
   return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, messages, attachments: counter.attachments, includeLogprobs, request };
 }
 
