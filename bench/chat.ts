@@ -20,7 +20,8 @@
 //   npm run bench:chat     (BENCH_SECONDS, BENCH_RPS_ROUNDS, BENCH_CONNECTIONS,
 //                           BENCH_C1_REQUESTS, BENCH_C1_ROUNDS, BENCH_C1_WARMUP,
 //                           BENCH_STREAM_RPS, BENCH_DATABASE_URL, BENCH_COMPARE_REF,
-//                           BENCH_BASELINE)
+//                           BENCH_BASELINE, BENCH_NODE_FLAGS: node/V8 flags for
+//                           every agent-api build, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof)
 //
 // Against an older commit: check it out beside this tree with its own packages, then
 // name it (the bench says how when the directory is missing):
@@ -48,6 +49,8 @@ const c1Rounds = Number(process.env.BENCH_C1_ROUNDS ?? 8);
 const rpsRounds = Math.max(1, Number(process.env.BENCH_RPS_ROUNDS ?? 5));
 const streamRps = process.env.BENCH_STREAM_RPS !== '0';
 const compareRef = process.env.BENCH_COMPARE_REF || undefined;
+// Extra node/V8 flags for every agent-api build (to try a flag on both builds alike).
+const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const warmSeconds = 2;
 const root = path.resolve(import.meta.dirname, '..');
 const key = 'sk-agent-bench-0123456789abcdefghijklmnop';
@@ -318,7 +321,7 @@ async function startApi(t: Target, dir: string, port: number, databaseUrl: strin
   try {
     const dataDir = fs.mkdtempSync(path.join(dataRoot, 'api-'));
     t.proc = await startChild(
-      ['--import', 'tsx', path.join(dir, 'src/main.ts')],
+      [...nodeFlags, '--import', 'tsx', path.join(dir, 'src/main.ts')],
       {
         HOST: '127.0.0.1',
         PORT: String(port),

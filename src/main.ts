@@ -3,6 +3,7 @@
 // logs one summary line and serves until SIGTERM/SIGINT, then shuts down gracefully:
 // stop accepting, finish in-flight requests, close the database. A start that cannot
 // work exits 1 with one line saying what to change.
+import './startup/gc-tuning.ts';
 import { createApp, type App } from './app.ts';
 import { firstRunBanner } from './bootstrap/banner.ts';
 import { firstRun } from './bootstrap/first-run.ts';
