@@ -7,30 +7,14 @@
 // close it: with its error event first, then 1009.
 import WebSocket from 'ws';
 import { asCreateMessage, isLastEvent } from '../../src/api/responses/websocket.test-support.ts';
-import type { Case, Category } from './case.ts';
+import { CATEGORIES, type Case, type Category } from './case.ts';
 import type { Outcome, ViolationKind } from './checks.ts';
 import type { RawRequest } from './raw-http.ts';
 
-/** The categories that are about the body alone (the HTTP framing ones are not). */
-const BODY_CATEGORIES = new Set<Category>([
-  'valid',
-  'wrong-type',
-  'wrong-type-nested',
-  'missing-required',
-  'unknown-field',
-  'out-of-range',
-  'limited-value',
-  'refused-field',
-  'huge-string',
-  'huge-array',
-  'deep-nesting',
-  'invalid-utf8',
-  'duplicate-keys',
-  'proto-body',
-  'truncated-json',
-  'pathological-schema',
-  'oversized-body',
-]);
+/** The categories about the HTTP request around the body (framing, headers, path, auth), which a WebSocket message has none of. */
+const HTTP_ONLY = new Set<Category>(['proto-query', 'query-hostile', 'content-type', 'broken-multipart', 'multipart-fields', 'proto-form', 'bad-headers', 'bad-path', 'other-account', 'limited-key', 'bad-auth', 'wrong-method']);
+/** The categories that are about the body alone. */
+const BODY_CATEGORIES = new Set<Category>(CATEGORIES.filter((c) => !HTTP_ONLY.has(c)));
 
 /** Bigger than this (× the body limit) the server does not read a message: error event, then close 1009. */
 export const WS_READ_LIMIT_FACTOR = 2;
