@@ -70,11 +70,11 @@ function elementFailure(validator: z.ZodType, known: Record<string, unknown>): z
   if (long.length === 0) return undefined;
   const head = { ...known };
   for (const [name, v] of long) head[name] = (v as unknown[]).slice(0, HEAD_ITEMS);
-  const parsed = validator.safeParse(head, { reportInput: true });
+  const parsed = validator.safeParse(head);
   if (parsed.success) return undefined;
   const cut = new Set(long.map(([name]) => name));
   // The issue as reported (inside a union, the branch that fits best).
-  const first = specificIssue(parsed.error.issues[0]!);
+  const first = specificIssue(parsed.error.issues[0]!, head);
   const inElement = first.path.length >= 2 && cut.has(String(first.path[0])) && typeof first.path[1] === 'number';
   return inElement ? parsed : undefined;
 }
@@ -86,15 +86,28 @@ export function paramPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** The value at `path` inside `root` (own members only), or undefined. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
 /**
  * The most specific issue: for a union that failed every branch, zod reports only
  * "Invalid input"; the branch issue that got deepest says what is actually wrong.
+ * `root`: the value that was parsed, where the issue's path points. zod can put the
+ * input on each issue (`reportInput`), but asking for it doubles the cost of every
+ * successful parse too (a chat body's check 2.2 -> 4.2 µs), for the rare failure.
  */
-export function specificIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string; refused?: string } {
+export function specificIssue(issue: z.core.$ZodIssue, root?: unknown): { path: PropertyKey[]; message: string; refused?: string } {
   // An object without the discriminator at all is wrong as a whole: name the object, not its missing key.
   const tagged = issue as { note?: string; discriminator?: string; input?: unknown };
   if (issue.code === 'invalid_union' && tagged.note === 'No matching discriminator' && tagged.discriminator !== undefined) {
-    const input = tagged.input;
+    const input = 'input' in tagged ? tagged.input : valueAt(root, issue.path.slice(0, -1));
     if (input !== null && typeof input === 'object' && !Array.isArray(input) && !(tagged.discriminator in input) && issue.path.at(-1) === tagged.discriminator) {
       return { path: issue.path.slice(0, -1), message: `expected an object with '${tagged.discriminator}': ${issue.message}` };
     }
@@ -110,7 +123,8 @@ export function specificIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; m
       }
     }
     if (best && (best.path.length > 0 || best.code !== 'invalid_type')) {
-      const inner = specificIssue(best);
+      // A branch's issues are placed relative to the union's own value.
+      const inner = specificIssue(best, valueAt(root, issue.path));
       return { ...inner, path: [...issue.path, ...inner.path] };
     }
   }
@@ -228,9 +242,9 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
           throw invalidRequest(`Missing required parameter: '${name}'.`, name);
         }
       }
-      const parsed = elementFailure(validator, known) ?? validator.safeParse(known, { reportInput: true });
+      const parsed = elementFailure(validator, known) ?? validator.safeParse(known);
       if (!parsed.success) {
-        const issue = specificIssue(parsed.error.issues[0]!);
+        const issue = specificIssue(parsed.error.issues[0]!, known);
         const param = paramPath(issue.path);
         if (issue.refused !== undefined) throw unsupportedParameter(param, `Unsupported parameter: '${param}' is not supported by this service (${issue.refused}).`);
         throw invalidRequest(`Invalid value for '${param}': ${issue.message}`, param || null);
