@@ -11,8 +11,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
-import { settled } from '../api/vector-stores/ingestion.test-support.ts';
+import type { TestServer } from '../../test/helpers/test-server.ts';
+import { fileSearchClient, settled, startFileSearchServer } from '../api/vector-stores/ingestion.test-support.ts';
 import { LABELLED_DOCS, LABELLED_QUERIES } from './labelled-set.test-support.ts';
 
 const RECALL_AT_5_FLOOR = 0.9;
@@ -20,8 +20,8 @@ const RECALL_AT_5_FLOOR = 0.9;
 let server: TestServer;
 let client: OpenAI;
 before(async () => {
-  server = await startTestServer({ AGENT_API_JOBS_POLL_MS: '20' });
-  client = server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
+  server = await startFileSearchServer();
+  client = await fileSearchClient(server);
 });
 after(() => server.close());
 

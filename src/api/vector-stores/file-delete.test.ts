@@ -5,15 +5,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
-import { settled } from './ingestion.test-support.ts';
+import type { TestServer } from '../../../test/helpers/test-server.ts';
+import { fileSearchClient, settled, startFileSearchServer } from './ingestion.test-support.ts';
 import { VectorStores } from './vector-stores-store.ts';
 
 let server: TestServer;
 let client: OpenAI;
 before(async () => {
-  server = await startTestServer({ AGENT_API_JOBS_POLL_MS: '20' });
-  client = server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
+  server = await startFileSearchServer();
+  client = await fileSearchClient(server);
 });
 after(() => server.close());
 
@@ -76,7 +76,7 @@ test('a file deleted while it is being indexed: the ingestion stops and leaves n
 });
 
 test("deleting a file another account holds in its store is 404 and changes nothing there", async () => {
-  const other = server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
+  const other = await fileSearchClient(server);
   const mine = await upload('mine.txt', `${QUERY} for my garden.`);
   const store = (await client.vectorStores.create({ name: 'mine', file_ids: [mine] })).id;
   await settled(client, store);

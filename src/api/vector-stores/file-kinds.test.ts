@@ -8,14 +8,14 @@ import { after, before, test } from 'node:test';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow, TextRun } from 'docx';
 import OpenAI, { toFile } from 'openai';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
-import { settled } from './ingestion.test-support.ts';
+import type { TestServer } from '../../../test/helpers/test-server.ts';
+import { fileSearchClient, settled, startFileSearchServer } from './ingestion.test-support.ts';
 
 let server: TestServer;
 let client: OpenAI;
 before(async () => {
-  server = await startTestServer({ AGENT_API_JOBS_POLL_MS: '20' });
-  client = server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
+  server = await startFileSearchServer();
+  client = await fileSearchClient(server);
 });
 after(() => server.close());
 

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+import type { TestServer } from '../../../test/helpers/test-server.ts';
 import { checkStream } from '../responses/event-checks.test-support.ts';
-import { settled } from './ingestion.test-support.ts';
+import { fileSearchClient, settled, startFileSearchServer } from './ingestion.test-support.ts';
 
 let server: TestServer;
 let client: OpenAI;
@@ -15,9 +15,9 @@ let other: OpenAI;
 let storeId: string;
 let garden: string;
 before(async () => {
-  server = await startTestServer({ AGENT_API_JOBS_POLL_MS: '20' });
-  client = server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
-  other = server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
+  server = await startFileSearchServer();
+  client = await fileSearchClient(server);
+  other = await fileSearchClient(server);
   const text = `# Growing tomatoes\n\nTomato plants need at least six hours of direct sunlight a day. Water them deeply twice a week so the roots grow down.`;
   garden = (await client.files.create({ file: await toFile(Buffer.from(text), 'garden.md'), purpose: 'assistants' })).id;
   const harbour = await client.files.create({ file: await toFile(Buffer.from('The harbour master keeps the tide tables. Ships enter two hours either side of high water.'), 'harbour.txt'), purpose: 'assistants' });

@@ -1,6 +1,17 @@
-// Waiting for ingestion in tests: polls through the API (bounded) until no file of a
-// store, or one file, is in progress.
+// The vector store tests' server and clients, and waiting for ingestion: polls through
+// the API (bounded) until no file of a store, or one file, is in progress.
 import type OpenAI from 'openai';
+import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+
+/** A test server whose job runner looks for ingestion jobs every 20 ms. */
+export function startFileSearchServer(): Promise<TestServer> {
+  return startTestServer({ AGENT_API_JOBS_POLL_MS: '20' });
+}
+
+/** An openai client on a new key (of a new account) with the files and file_search switches. */
+export async function fileSearchClient(server: TestServer): Promise<OpenAI> {
+  return server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
+}
 
 const POLL_MS = 25;
 const POLLS = 800;

@@ -4,17 +4,17 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
-import { settled } from './ingestion.test-support.ts';
+import type { TestServer } from '../../../test/helpers/test-server.ts';
+import { fileSearchClient, settled, startFileSearchServer } from './ingestion.test-support.ts';
 import { VectorStores } from './vector-stores-store.ts';
 
 let server: TestServer;
 let client: OpenAI;
 let other: OpenAI;
 before(async () => {
-  server = await startTestServer({ AGENT_API_JOBS_POLL_MS: '20' });
-  client = server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
-  other = server.openai((await server.createKey({ permissions: { file_search: true, files: true } })).key);
+  server = await startFileSearchServer();
+  client = await fileSearchClient(server);
+  other = await fileSearchClient(server);
 });
 after(() => server.close());
 
