@@ -3,8 +3,9 @@
 // counts. Labels are bounded: route patterns (never URLs or ids), methods, statuses,
 // our model ids, upstream model names from the configuration, failure kinds.
 import type { ServerResponse } from 'node:http';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { UpstreamCallReport } from '../providers/upstream-observer.ts';
+import { FastCounter, FastHistogram } from './fast-metrics.ts';
 
 /** Seconds: from a 5 ms JSON answer to a long stream. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -26,15 +27,16 @@ export interface RequestFigures {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'route' | 'method' | 'status'>;
-  private readonly requestSeconds: Histogram<'route' | 'method'>;
-  private readonly tokens: Counter<'model' | 'type'>;
+  // Per-request figures in fast-metrics.ts's counters; the rest in prom-client's.
+  private readonly requests: FastCounter;
+  private readonly requestSeconds: FastHistogram;
+  private readonly tokens: FastCounter;
   private readonly creditsReserved: Counter;
   private readonly creditsSettled: Counter;
-  private readonly upstreamRequests: Counter<'model' | 'operation' | 'outcome'>;
+  private readonly upstreamRequests: FastCounter;
   private readonly upstreamErrors: Counter<'kind' | 'status'>;
-  private readonly upstreamSeconds: Histogram<'model' | 'operation' | 'outcome'>;
-  private readonly upstreamFirstByte: Histogram<'model' | 'operation'>;
+  private readonly upstreamSeconds: FastHistogram;
+  private readonly upstreamFirstByte: FastHistogram;
   private readonly openStreams: Gauge;
   private activityQueue: () => number = () => 0;
 
@@ -42,15 +44,15 @@ export class Metrics {
     const registers = [this.registry];
     // Process CPU, memory, event-loop lag, GC: read at scrape time, next to free per request.
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by route pattern, method and status (499: the client went away).', labelNames: ['route', 'method', 'status'], registers });
-    this.requestSeconds = new Histogram({ name: 'http_request_duration_seconds', help: 'Time from arrival to the end of the response (whole stream), by route pattern and method.', labelNames: ['route', 'method'], buckets: DURATION_BUCKETS, registers });
-    this.tokens = new Counter({ name: 'model_tokens_total', help: 'Model tokens charged, by model and type (input, output).', labelNames: ['model', 'type'], registers });
+    this.requests = new FastCounter({ name: 'http_requests_total', help: 'Requests answered, by route pattern, method and status (499: the client went away).', labelNames: ['route', 'method', 'status'], registers });
+    this.requestSeconds = new FastHistogram({ name: 'http_request_duration_seconds', help: 'Time from arrival to the end of the response (whole stream), by route pattern and method.', labelNames: ['route', 'method'], registers }, DURATION_BUCKETS);
+    this.tokens = new FastCounter({ name: 'model_tokens_total', help: 'Model tokens charged, by model and type (input, output).', labelNames: ['model', 'type'], registers });
     this.creditsReserved = new Counter({ name: 'credits_reserved_total', help: 'Credits reserved before model calls.', registers });
     this.creditsSettled = new Counter({ name: 'credits_settled_total', help: 'Credits charged when model calls settled.', registers });
-    this.upstreamRequests = new Counter({ name: 'upstream_requests_total', help: 'Calls to the upstream model server, by upstream model, operation and outcome (ok, error, aborted).', labelNames: ['model', 'operation', 'outcome'], registers });
+    this.upstreamRequests = new FastCounter({ name: 'upstream_requests_total', help: 'Calls to the upstream model server, by upstream model, operation and outcome (ok, error, aborted).', labelNames: ['model', 'operation', 'outcome'], registers });
     this.upstreamErrors = new Counter({ name: 'upstream_errors_total', help: 'Failed upstream calls, by kind (status, timeout, connection, stream) and HTTP status ("none" without one).', labelNames: ['kind', 'status'], registers });
-    this.upstreamSeconds = new Histogram({ name: 'upstream_request_duration_seconds', help: 'Upstream call time, retries and the whole stream included.', labelNames: ['model', 'operation', 'outcome'], buckets: DURATION_BUCKETS, registers });
-    this.upstreamFirstByte = new Histogram({ name: 'upstream_first_byte_seconds', help: 'Time to the first byte of the upstream answer, retries included.', labelNames: ['model', 'operation'], buckets: DURATION_BUCKETS, registers });
+    this.upstreamSeconds = new FastHistogram({ name: 'upstream_request_duration_seconds', help: 'Upstream call time, retries and the whole stream included.', labelNames: ['model', 'operation', 'outcome'], registers }, DURATION_BUCKETS);
+    this.upstreamFirstByte = new FastHistogram({ name: 'upstream_first_byte_seconds', help: 'Time to the first byte of the upstream answer, retries included.', labelNames: ['model', 'operation'], registers }, DURATION_BUCKETS);
     this.openStreams = new Gauge({ name: 'sse_streams_open', help: 'Server-sent event streams being written now.', registers });
     const queue = () => this.activityQueue();
     new Gauge({
@@ -69,21 +71,21 @@ export class Metrics {
   }
 
   request(f: RequestFigures): void {
-    this.requests.inc({ route: f.route, method: f.method, status: f.status });
-    this.requestSeconds.observe({ route: f.route, method: f.method }, f.seconds);
+    this.requests.inc([f.route, f.method, f.status]);
+    this.requestSeconds.observe([f.route, f.method], f.seconds);
     if (f.inputTokens > 0 || f.outputTokens > 0) {
       const model = f.model ?? 'none';
-      this.tokens.inc({ model, type: 'input' }, f.inputTokens);
-      this.tokens.inc({ model, type: 'output' }, f.outputTokens);
+      this.tokens.inc([model, 'input'], f.inputTokens);
+      this.tokens.inc([model, 'output'], f.outputTokens);
     }
     if (f.creditsReserved > 0) this.creditsReserved.inc(f.creditsReserved / 1_000_000);
     if (f.creditsSettled > 0) this.creditsSettled.inc(f.creditsSettled / 1_000_000);
   }
 
   upstreamCall(r: UpstreamCallReport): void {
-    this.upstreamRequests.inc({ model: r.model, operation: r.operation, outcome: r.outcome });
-    this.upstreamSeconds.observe({ model: r.model, operation: r.operation, outcome: r.outcome }, r.seconds);
-    if (r.firstByteSeconds !== undefined) this.upstreamFirstByte.observe({ model: r.model, operation: r.operation }, r.firstByteSeconds);
+    this.upstreamRequests.inc([r.model, r.operation, r.outcome]);
+    this.upstreamSeconds.observe([r.model, r.operation, r.outcome], r.seconds);
+    if (r.firstByteSeconds !== undefined) this.upstreamFirstByte.observe([r.model, r.operation], r.firstByteSeconds);
     if (r.failure) this.upstreamErrors.inc({ kind: r.failure.kind, status: r.failure.status ?? 'none' });
   }
 
