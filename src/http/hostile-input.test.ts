@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { createChatCompletion } from '../contract/endpoints/chat.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 import { ignoredHeader } from '../pipeline/contract.ts';
-import { MAX_JSON_DEPTH, tooDeep } from './json-body.ts';
+import { MAX_JSON_DEPTH, tooDeep } from '../pipeline/json/text.ts';
 import { asCreateMessage, connect } from '../api/responses/websocket.test-support.ts';
 
 const testChat = { ...createChatCompletion, operationId: 'testChatHostile', path: '/test/chat/completions' } as const;

@@ -18,7 +18,7 @@ import { createChatCompletion } from '../contract/endpoints/chat.ts';
 import { runLargeBodyLoad, type LoadResult, type Sender } from '../../test/helpers/large-body-load.ts';
 import { loopCpuAvailable, monitorLoopCpu } from '../../test/helpers/loop-cpu.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
-import { LARGE_JSON_BYTES, parseJsonBody } from './json-body.ts';
+import { LARGE_JSON_BYTES, parseJsonBody } from '../pipeline/json/text.ts';
 
 /** The bound for /healthz p99, applied to how long the loop is held. */
 const P99_BOUND_MS = 50;

@@ -12,7 +12,7 @@ import { clientErrorHandler, answerExpectationFailed, frameworkErrors } from './
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { finishStep } from './finish-step.ts';
 import { installJsonBodyParser } from './json-body.ts';
-import { JsonParsePool } from './json-parse-pool.ts';
+import { JsonParsePool } from '../pipeline/json/parse-pool.ts';
 import { limitsStep } from './limits-step.ts';
 import { installMultipartBodyParser } from './multipart-body.ts';
 import { requestIdStep } from './request-id.ts';

@@ -48,7 +48,7 @@ export function checkCall(call: Call, input: CallInput): void {
   const tables = compileContract(contract);
   if (contract.params && input.params) call.params = checkParams(contract, input.params);
   if (tables.body) {
-    // A large JSON body was checked on a worker thread (http/json-parse-pool.ts): what it found is applied in the same order.
+    // A large JSON body was checked on a worker thread (json/parse-pool.ts): what it found is applied in the same order.
     const pre = input.body instanceof CheckedBody ? input.body : null;
     const body = pre ? pre.caller : contract.body?.type === 'multipart' ? formFields(input.body, contract.body.alsoJson === true) : (input.body ?? {});
     if (pre?.notObject || typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -101,7 +101,7 @@ export interface BodyFindings {
 
 /**
  * A JSON body checked against its endpoint's tables before checkCall saw it (a large
- * body, on a worker thread: http/json-parse-pool.ts). checkCall applies the findings in
+ * body, on a worker thread: json/parse-pool.ts). checkCall applies the findings in
  * the order it checks a body itself, so the answers are the same.
  */
 export class CheckedBody {

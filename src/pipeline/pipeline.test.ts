@@ -1,6 +1,6 @@
-// The pipeline without HTTP: a call made by hand (as a batch line or a background job
-// makes one) is authenticated, checked, admitted, run, settled and logged by the same
-// functions as a POST, with the same errors, charges and activity rows.
+// The pipeline without HTTP: the call runner (as a batch line, a WebSocket turn or a
+// background job uses it) authenticates, admits, checks, runs, settles and logs a call
+// with the same functions as a POST, with the same errors, charges and activity rows.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
@@ -9,15 +9,14 @@ import { createChatCompletion } from '../contract/endpoints/chat.ts';
 import { defineEndpoint } from '../contract/types.ts';
 import { applied } from '../contract/fields.ts';
 import { estimateInputTokens, Run } from '../credits/run.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, serviceUnavailable } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { Router } from '../http/router.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 import { newCall, type Call } from './call.ts';
-import { admitCall } from './admit.ts';
 import { authenticateCall } from './authenticate.ts';
-import { checkCall } from './contract.ts';
 import { finishCall } from './finish.ts';
+import { runCall } from './runner.ts';
 
 const withParams = defineEndpoint({
   operationId: 'testParams',
@@ -48,37 +47,38 @@ async function rows(keyId: string) {
 }
 
 describe('a call without HTTP', () => {
-  test('runs through authenticate, contract, admit, a Run, and finish: charged once, logged once', async () => {
+  test('the runner takes it through authenticate, limits, contract, the handler with a Run, and finish: charged once, logged once', async () => {
     const services = server.app.services;
     const account = await server.createAccount(5);
     const { key, id: keyId } = await server.createKey({ account_id: account.id });
-    const call = handMadeCall();
-    await authenticateCall(services, call, key);
-    checkCall(call, { body: { model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], max_tokens: 50 } });
-    await admitCall(services, call);
-    assert.equal(call.slotHeld, true);
-    assert.match(call.headers['x-ratelimit-limit-requests'] ?? '', /^\d+$/);
-
-    const run = await Run.open(services, call, { key: call.key!, model: 'agent', input: estimateInputTokens(call.body.messages, 0), maxOutputTokens: 50 });
     let text = '';
-    for await (const e of run.meter(services.chat.provider.chat({ model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], maxTokens: 50 }, run.signal))) {
-      if (e.type === 'text-delta') text += e.delta;
-    }
-    const { credits } = await run.close();
+    let slotHeld = false;
+    const outcome = await runCall(services, { route: chatRoute, routeLabel: 'test', ip: '127.0.0.1', log: silent, key: { secret: key }, body: () => ({ model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], max_tokens: 50 }) }, async (call) => {
+      slotHeld = call.slotHeld;
+      assert.match(call.headers['x-ratelimit-limit-requests'] ?? '', /^\d+$/);
+      const run = await Run.open(services, call, { key: call.key!, model: 'agent', input: estimateInputTokens(call.body.messages, 0), maxOutputTokens: 50 });
+      for await (const e of run.meter(services.chat.provider.chat({ model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], maxTokens: 50 }, run.signal))) {
+        if (e.type === 'text-delta') text += e.delta;
+      }
+      return (await run.close()).credits;
+    });
+    assert.equal(slotHeld, true);
+    assert.equal(outcome.status, 200);
+    const credits = outcome.value!;
     assert.match(text, /42/);
-    await finishCall(services, call, 200);
 
     const [row] = await rows(keyId);
     assert.ok(row);
-    assert.equal(row.request_id, call.id);
+    assert.equal(row.request_id, outcome.call.id);
     assert.equal(row.status, 200);
     assert.equal(Number(row.credits_settled), credits);
     assert.ok(Number(row.output_tokens) > 0);
     const after = (await server.admin('GET', `/accounts/${account.id}`)).body;
     assert.equal(toMicro(5) - toMicro(after.credits), credits, 'the ledger charged what the row says');
     assert.equal(after.reserved_credits, 0);
-    // The slot is free again: finishing twice changes nothing.
-    await finishCall(services, call, 200);
+    assert.equal(outcome.call.slotHeld, false, 'the slot was given back');
+    // Finishing twice changes nothing.
+    await finishCall(services, outcome.call, 200);
     assert.equal((await rows(keyId)).length, 1);
   });
 
@@ -86,25 +86,46 @@ describe('a call without HTTP', () => {
     const services = server.app.services;
     const { key, id: keyId } = await server.createKey();
     const body = { model: 'agent', messages: [{ role: 'user', content: 'hi' }], temperature: 9 };
-    const call = handMadeCall();
-    await authenticateCall(services, call, key);
-    const refused = (() => {
-      try {
-        checkCall(call, { body });
-      } catch (err) {
-        return err;
-      }
-    })();
-    assert.ok(refused instanceof ApiError);
+    let ran = false;
+    const refused = await runCall(services, { route: chatRoute, routeLabel: 'test', ip: '127.0.0.1', log: silent, key: { secret: key }, body: () => body }, async () => (ran = true));
+    assert.equal(ran, false);
+    assert.ok(refused.error instanceof ApiError);
+    assert.equal(refused.status, 400);
     const viaHttp = await server.fetch('/v1/chat/completions', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    assert.deepEqual(refused.toBody(), { ...(await viaHttp.json()) });
-    call.errorCode = refused.code;
-    await finishCall(services, call, refused.status);
+    assert.deepEqual(refused.error.toBody(), { ...(await viaHttp.json()) });
     const logged = await rows(keyId);
     assert.deepEqual(logged.map((r) => [r.status, r.error_code]).sort(), [[400, 'invalid_request'], [400, 'invalid_request']]);
 
-    const wrongKey = handMadeCall();
-    await assert.rejects(authenticateCall(services, wrongKey, 'sk-agent-not-a-key'), (e: unknown) => e instanceof ApiError && e.status === 401);
+    const wrongKey = await runCall(services, { route: chatRoute, routeLabel: 'test', ip: '127.0.0.1', log: silent, key: { secret: 'sk-agent-not-a-key' }, body: () => body }, async () => (ran = true));
+    assert.equal(wrongKey.status, 401);
+    assert.equal(ran, false);
+  });
+
+  test("a handler's own failure is a logged 500 that says nothing of it; a stopped call is the caller's error; the slot comes back either way", async () => {
+    const services = server.app.services;
+    const account = await server.createAccount(5);
+    const { key } = await server.createKey({ account_id: account.id });
+    const errors: unknown[] = [];
+    const log = { ...silent, error: (o: object) => void errors.push(o) };
+    const source = { route: chatRoute, routeLabel: 'test', ip: '127.0.0.1', log, key: { secret: key }, body: () => ({ model: 'agent', messages: [{ role: 'user', content: 'hi' }] }) };
+    const failed = await runCall(services, source, async () => {
+      throw new Error('internal detail');
+    });
+    assert.equal(failed.status, 500);
+    assert.doesNotMatch(JSON.stringify(failed.error!.toBody()), /internal detail/);
+    assert.equal(errors.length, 1);
+
+    const stop = new AbortController();
+    const stopped = await runCall(services, { ...source, signal: stop.signal, stopped: () => serviceUnavailable('stopped here') }, async (call) => {
+      stop.abort();
+      assert.equal(call.abort?.signal.aborted, true, "the caller's stop reaches the call");
+      throw new Error('cut short');
+    });
+    assert.equal(stopped.error!.message, 'stopped here');
+    assert.equal(errors.length, 1, 'a stopped call is no failure of ours');
+    // Both slots are free: the account can run its full concurrency again.
+    const again = await Promise.all(Array.from({ length: services.config.accountConcurrency }, () => runCall(services, source, async () => 'ok')));
+    assert.deepEqual(new Set(again.map((o) => o.status)), new Set([200]));
   });
 
   test('a Run extends its reservation per step, and only as far as the account covers', async () => {

@@ -1,16 +1,13 @@
-// One batch line through the pipeline a POST takes: the batch's key (as it is now:
-// revoked or paused since is refused), the endpoint's contract, the key's limits and
-// the account's concurrency slot (waited for, not refused: a batch shares the account
-// with live calls), a Run that reserves and settles, and an activity row. The answer is
-// the line's response, in the batch output shape.
-import { ApiError, serverError } from '../../errors.ts';
+// One batch line through the call runner (pipeline/runner.ts), the steps a POST takes:
+// the batch's key (as it is now: revoked or paused since is refused), the key's limits
+// and the account's concurrency slot (waited for, not refused: a batch shares the
+// account with live calls), the endpoint's contract, a Run that reserves and settles,
+// and an activity row. The answer is the line's response, in the batch output shape.
+import { serverError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
-import { admitCall } from '../../pipeline/admit.ts';
-import { admitKey } from '../../pipeline/authenticate.ts';
-import { newCall, type CallLog } from '../../pipeline/call.ts';
-import { checkCall } from '../../pipeline/contract.ts';
-import { finishCall } from '../../pipeline/finish.ts';
+import type { CallLog } from '../../pipeline/call.ts';
+import { runCall } from '../../pipeline/runner.ts';
 import type { Services } from '../../services.ts';
 import type { BatchEndpoint } from './batch-endpoints.ts';
 
@@ -39,39 +36,26 @@ export interface LineInput {
 }
 
 export async function runLine(services: Services, endpoint: BatchEndpoint, key: KeyRecord, line: LineInput): Promise<LineOutcome> {
-  const call = newCall({
-    id: line.requestId ?? newId('req_'),
-    method: 'POST',
-    route: { auth: 'key', contract: endpoint.contract, endpoint: endpoint.url },
-    routeLabel: `batch ${endpoint.url}`,
-    ip: line.ip,
-    log: line.log,
-  });
-  const stop = () => call.abort?.abort(line.signal.reason);
-  line.signal.addEventListener('abort', stop, { once: true });
-  let status = 200;
-  let body: Record<string, unknown>;
-  try {
-    admitKey(services, call, key);
-    checkCall(call, { body: line.body });
-    await admitCall(services, call, Date.now(), { waitForSlot: line.signal });
-    line.signal.throwIfAborted();
-    body = await endpoint.run(call);
-  } catch (err) {
-    const error = err instanceof ApiError ? err : line.signal.aborted ? serverError('The batch stopped before this request finished.') : undefined;
-    if (!error) line.log.error({ err, request_id: call.id }, 'batch line failed');
-    const shown = error ?? serverError();
-    status = shown.status;
-    call.errorCode = shown.code;
-    body = shown.toBody();
-  } finally {
-    line.signal.removeEventListener('abort', stop);
-  }
-  await finishCall(services, call, status);
+  const { call, status, value, error } = await runCall(
+    services,
+    {
+      id: line.requestId,
+      route: { auth: 'key', contract: endpoint.contract, endpoint: endpoint.url },
+      routeLabel: `batch ${endpoint.url}`,
+      ip: line.ip,
+      log: line.log,
+      key,
+      body: () => line.body,
+      signal: line.signal,
+      waitForSlot: true,
+      stopped: () => serverError('The batch stopped before this request finished.'),
+    },
+    (c) => endpoint.run(c),
+  );
   return {
     id: newId('batch_req_'),
     custom_id: line.customId,
-    response: { status_code: status, request_id: call.id, body },
+    response: { status_code: status, request_id: call.id, body: error ? error.toBody() : value! },
     error: null,
     credits: call.creditsSettled,
     usage: { inputTokens: call.usage.inputTokens, outputTokens: call.usage.outputTokens },

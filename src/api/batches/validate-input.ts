@@ -4,7 +4,7 @@
 // with any bad line fails the batch, with the line numbers in `errors`.
 import sjson from 'secure-json-parse';
 import { ApiError } from '../../errors.ts';
-import { MAX_JSON_DEPTH, tooDeep } from '../../http/json-body.ts';
+import { MAX_JSON_DEPTH, tooDeep } from '../../pipeline/json/text.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { newCall } from '../../pipeline/call.ts';
 import { checkCall } from '../../pipeline/contract.ts';

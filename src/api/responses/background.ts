@@ -1,7 +1,7 @@
 // Background responses (SPEC "Background response"): POST answers `queued` at once after
 // the same checks as a live call, and a durable job runs the response with a Run of its
-// own, through the pipeline a POST takes (the key as it is now, its limits, the account's
-// slot waited for, an activity row). Cancel moves queued or running work to `cancelled`
+// own, through the call runner (pipeline/runner.ts): the steps a POST takes (the key as
+// it is now, its limits, the account's slot waited for, an activity row). Cancel moves queued or running work to `cancelled`
 // and aborts the model, which is charged only for what ran.
 //
 // After a restart: a run stopped by a shutdown (SIGTERM) goes back to `queued` and runs
@@ -10,14 +10,10 @@
 // how far it got and is not run twice: its next claim ends it `failed` with an error,
 // and its credit hold was released by the lease sweep.
 import { ApiError, serverError } from '../../errors.ts';
-import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { JobInterrupted, jobKind, type JobContext } from '../../jobs/types.ts';
-import { admitCall } from '../../pipeline/admit.ts';
-import { admitKey } from '../../pipeline/authenticate.ts';
-import { newCall, type Call } from '../../pipeline/call.ts';
-import { checkCall } from '../../pipeline/contract.ts';
-import { finishCall } from '../../pipeline/finish.ts';
+import type { RouteConfig } from '../../pipeline/call.ts';
+import { runCall } from '../../pipeline/runner.ts';
 import { createResponse } from '../../contract/endpoints/responses.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
@@ -27,6 +23,7 @@ import type { BackgroundResponses } from './routes.ts';
 export const backgroundResponseJob = jobKind<{ responseId: string }, never, null>('responses.background', { maxAttempts: 2 });
 
 const RUNNING = ['queued', 'in_progress'];
+const route: RouteConfig = { auth: 'key', contract: createResponse, endpoint: '/v1/responses' };
 
 export function backgroundResponses(services: Services, deps: ResponsesDeps): BackgroundResponses & { handler: (ctx: JobContext<{ responseId: string }, never>) => Promise<null> } {
   const { stored } = deps;
@@ -92,42 +89,23 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
   };
 
   async function run(ctx: JobContext<{ responseId: string }, never>, id: string, response: Record<string, any>, request: { body: ResponseBody; ip: string }, key: KeyRecord): Promise<void> {
-    const call: Call = newCall({ id: newId('req_'), method: 'POST', route: { auth: 'key', contract: createResponse, endpoint: '/v1/responses' }, routeLabel: 'background /v1/responses', ip: request.ip, log: services.log.child({ response_id: id }) });
-    const stop = () => call.abort?.abort(ctx.signal.reason);
-    ctx.signal.addEventListener('abort', stop, { once: true });
-    let status = 200;
-    try {
-      admitKey(services, call, key);
-      checkCall(call, { body: request.body });
-      await admitCall(services, call, Date.now(), { waitForSlot: ctx.signal });
-      ctx.signal.throwIfAborted();
-      const started = await startResponse(services, deps, call, call.body as ResponseBody, key, { id, createdAt: response.created_at });
-      const ran = await consume(started.run, ctx.signal, () => collectResponse(started));
-      if (ran) {
-        await started.finish(ran.value, ran.credits, ran.usage);
-        return;
-      }
-      // Stopped: by a cancel (the response is already cancelled), or by a shutdown.
-      const reason = (ctx.signal.reason as JobInterrupted | undefined)?.reason;
-      if (reason === 'shutdown') {
-        await stored.update(id, { ...response, status: 'queued' }, { onlyIf: ['in_progress'], keepRequest: true });
-        ctx.signal.throwIfAborted();
-      }
-    } catch (err) {
-      if (err instanceof JobInterrupted) throw err;
-      const reason = (ctx.signal.reason as JobInterrupted | undefined)?.reason;
-      if (reason === 'shutdown') {
-        await stored.update(id, { ...response, status: 'queued' }, { onlyIf: ['in_progress'], keepRequest: true });
-        throw ctx.signal.reason;
-      }
-      const error = err instanceof ApiError ? err : serverError();
-      if (!(err instanceof ApiError)) call.log.error({ err }, 'background response failed');
-      status = error.status;
-      call.errorCode = error.code;
-      await fail(id, response, error);
-    } finally {
-      ctx.signal.removeEventListener('abort', stop);
-      await finishCall(services, call, status);
+    const requeue = () => stored.update(id, { ...response, status: 'queued' }, { onlyIf: ['in_progress'], keepRequest: true });
+    const { error, thrown } = await runCall(
+      services,
+      { route, routeLabel: 'background /v1/responses', ip: request.ip, log: services.log.child({ response_id: id }), key, body: () => request.body, signal: ctx.signal, waitForSlot: true },
+      async (call) => {
+        const started = await startResponse(services, deps, call, call.body as ResponseBody, key, { id, createdAt: response.created_at });
+        const ran = await consume(started.run, ctx.signal, () => collectResponse(started));
+        // Stopped without an answer: by a cancel (the response is already cancelled), or by a shutdown (below).
+        if (ran) await started.finish(ran.value, ran.credits, ran.usage);
+      },
+    );
+    if (thrown instanceof JobInterrupted) throw thrown;
+    // A shutdown puts it back in the queue: it runs again from the start after the restart.
+    if ((ctx.signal.reason as JobInterrupted | undefined)?.reason === 'shutdown') {
+      await requeue();
+      throw ctx.signal.reason;
     }
+    if (error) await fail(id, response, error);
   }
 }

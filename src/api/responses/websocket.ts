@@ -6,24 +6,22 @@
 // at a time per socket; `background` and any other message type are refused with
 // `{type: "error", status, error}` and the socket stays open. `store: false` responses
 // can be continued by id within the session that made them (kept in memory, bounded).
-// A message is read by the one JSON parser a POST body takes (http/json-body.ts), so it
-// is refused exactly as that body would be, and each message is a call of its own:
-// refused ones too get a request id (`error.headers`), an access line and an activity row.
+// Each message is a call of the call runner (pipeline/runner.ts): read by the one JSON
+// parser a POST body takes (pipeline/json/text.ts), so it is refused exactly as that
+// body would be, and refused ones too get a request id (`error.headers`), an access
+// line and an activity row.
 import type { WebsocketPluginOptions } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { createResponse } from '../../contract/endpoints/responses.ts';
 import { ApiError, insufficientQuota, invalidRequest, methodNotAllowed, serverError } from '../../errors.ts';
 import { presentedSecret } from '../../http/authenticate.ts';
-import { LARGE_JSON_BYTES, parseJsonText } from '../../http/json-body.ts';
-import type { JsonParsePool } from '../../http/json-parse-pool.ts';
+import type { JsonParsePool } from '../../pipeline/json/parse-pool.ts';
 import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
-import { admitCall } from '../../pipeline/admit.ts';
-import { admitKey, authenticateCall } from '../../pipeline/authenticate.ts';
-import { abortCall, newCall, type Call, type RouteConfig } from '../../pipeline/call.ts';
-import { checkCall } from '../../pipeline/contract.ts';
-import { finishCall } from '../../pipeline/finish.ts';
+import { authenticateCall } from '../../pipeline/authenticate.ts';
+import { newCall, type Call, type RouteConfig } from '../../pipeline/call.ts';
+import { jsonText, runCall, type CallSource } from '../../pipeline/runner.ts';
 import { providerFailure } from '../stream-answer.ts';
 import type { Services } from '../../services.ts';
 import type { Item } from './items.ts';
@@ -80,16 +78,14 @@ export function websocketPluginOptions(bodyLimitBytes: number): WebsocketPluginO
  */
 async function createBody(data: Buffer, isBinary: boolean, bodyLimitBytes: number, pool: JsonParsePool, gone: () => boolean): Promise<Record<string, unknown>> {
   if (isBinary) throw invalidRequest('Send each message as a text frame holding one JSON object, e.g. {"type": "response.create", ...}.');
-  const parsed =
-    data.length > LARGE_JSON_BYTES && data.length <= bodyLimitBytes
-      ? await pool.parse(data, null, gone, 'message')
-      : parseJsonText(data, { limit: bodyLimitBytes, noun: 'message' });
+  const parsed = await jsonText(data, { limit: bodyLimitBytes, noun: 'message', pool, gone });
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidRequest('Each message is one JSON object, e.g. {"type": "response.create", ...}.');
   const { type, stream: _stream, ...body } = parsed as Record<string, unknown>;
   if (type !== 'response.create') {
     const shown = typeof type === 'string' ? `'${type.slice(0, 64)}'` : type === undefined ? 'missing' : `a ${Array.isArray(type) ? 'list' : type === null ? 'null' : typeof type}`;
     throw invalidRequest(`The message type ${shown} is not offered here: send response.create.`, 'type');
   }
+  if (body.background === true) throw invalidRequest('background is not offered on the WebSocket: use POST /v1/responses.', 'background');
   return body;
 }
 
@@ -147,93 +143,94 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
       open.set(accountId, (open.get(accountId) ?? 0) + 1);
       const unstored = new Map<string, SessionResponse>();
       const sessionDeps: ResponsesDeps = { ...deps, stored: sessionStore(deps.stored, unstored) };
-      let running: Call | null = null;
+      // The turn now running: aborted when the socket closes.
+      let running: AbortController | null = null;
       const expire = setTimeout(() => socket.close(1000, 'session expired after its maximum duration'), sessionMs).unref();
       socket.on('close', () => {
         clearTimeout(expire);
         open.set(accountId, (open.get(accountId) ?? 1) - 1);
         if (open.get(accountId) === 0) open.delete(accountId);
-        // Made now if the turn has not asked for it yet, so the turn stops wherever it is.
-        if (running) abortCall(running);
+        running?.abort();
       });
 
       const send = (event: unknown) => {
         if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
       };
       // The reference's error event; `error.headers` carries the request id (and any header the error has, e.g. Retry-After).
-      const sendError = (call: Call, error: ApiError) =>
-        send({ type: 'error', status: error.status, error: { ...error.toBody().error, headers: { ...error.headers, 'x-request-id': call.id } } });
-      const newTurn = () => newCall({ id: newId('req_'), method: 'POST', route, routeLabel: 'websocket /v1/responses', ip: request.ip, log: request.log });
-      /** A message refused before it could run: its error event, then the call is finished like any other. */
-      const refuse = (call: Call, error: ApiError) => {
-        call.key ??= key;
-        call.errorCode = error.code;
-        sendError(call, error);
-        void finishCall(services, call, error.status);
+      const sendError = (requestId: string, error: ApiError) =>
+        send({ type: 'error', status: error.status, error: { ...error.toBody().error, headers: { ...error.headers, 'x-request-id': requestId } } });
+      const source = (key: KeyRecord, body: () => unknown, signal?: AbortSignal, refuse?: ApiError): CallSource => ({ route, routeLabel: 'websocket /v1/responses', ip: request.ip, log: request.log, key, body, signal, refuse });
+      /**
+       * A message refused before it could run: a call of its own all the same (request id,
+       * access line, activity row). Its event goes out at once: ws closes the socket right
+       * after a message too large.
+       */
+      const refuse = (error: ApiError) => {
+        const id = newId('req_');
+        sendError(id, error);
+        void runCall(services, { ...source(key, () => undefined, undefined, error), id }, async () => undefined);
       };
 
       // A message too large for ws to read: the error event goes out before ws closes with 1009.
       (socket as unknown as { _receiver?: NodeJS.EventEmitter })._receiver?.prependListener('error', (err: unknown) => {
         if (TOO_LARGE.has((err as { code?: string }).code ?? '')) {
-          refuse(newTurn(), invalidRequest(`The message is larger than the limit of ${bodyLimitBytes} bytes; one over ${bodyLimitBytes * READ_LIMIT_FACTOR} bytes is not read: the socket is closed.`));
+          refuse(invalidRequest(`The message is larger than the limit of ${bodyLimitBytes} bytes; one over ${bodyLimitBytes * READ_LIMIT_FACTOR} bytes is not read: the socket is closed.`));
         }
       });
 
       socket.on('message', (data: Buffer, isBinary: boolean) => {
-        const call = newTurn();
-        if (running) return refuse(call, invalidRequest('A response is already running on this socket: wait for its last event.'));
-        running = call;
-        void turn(call, data, isBinary);
+        if (running) return refuse(invalidRequest('A response is already running on this socket: wait for its last event.'));
+        const turn = (running = new AbortController());
+        void (async () => {
+          // The key as it is now, then the message, in a POST's order.
+          const current = (await services.keys.get(key.id)) ?? key;
+          const body = () => createBody(data, isBinary, bodyLimitBytes, app.jsonParsePool, () => socket.readyState !== socket.OPEN);
+          const outcome = await runCall(services, source(current, body, turn.signal), (call) => stream(call, () => {
+            // Free for the next message once the last event is out, before the finish step's wait.
+            if (running === turn) running = null;
+          }), (status) => status);
+          if (running === turn) running = null;
+          if (outcome.error) sendError(outcome.call.id, outcome.error);
+        })().catch((err: unknown) => {
+          // Only the key's re-read can get here (runCall answers every failure).
+          if (running === turn) running = null;
+          request.log.error({ err }, 'websocket turn failed');
+          sendError(newId('req_'), serverError());
+        });
       });
 
-      async function turn(call: Call, data: Buffer, isBinary: boolean): Promise<void> {
-        let status = 200;
+      /** The turn's events, one message each; the status the caller got (a failure after the first event is an event, not a throw). */
+      async function stream(call: Call, last: () => void): Promise<number> {
+        const started = await startResponse(services, sessionDeps, call, call.body as ResponseBody, call.key!);
+        const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
+        const seq = sequencer();
+        const emit = (events: StreamEvent[]) => events.forEach((e) => send(seq(e)));
         try {
-          // The key as it is now, then the message, in a POST's order (key, body).
-          admitKey(services, call, (await services.keys.get(key.id)) ?? key);
-          const body = await createBody(data, isBinary, bodyLimitBytes, app.jsonParsePool, () => socket.readyState !== socket.OPEN);
-          if (body.background === true) throw invalidRequest('background is not offered on the WebSocket: use POST /v1/responses.', 'background');
-          checkCall(call, { body });
-          await admitCall(services, call);
-          const started = await startResponse(services, sessionDeps, call, call.body as ResponseBody, call.key!);
-          const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
-          const seq = sequencer();
-          const emit = (events: StreamEvent[]) => events.forEach((e) => send(seq(e)));
-          try {
-            emit(openingEvents(started));
-            for await (const part of started.events) emit(builder.add(part));
-            const { credits, usage } = await started.run.close();
-            const events = await finalEvents(started, builder, credits, usage);
-            const response = events.at(-1)!.response as Record<string, any>;
-            if (response.store === false) {
-              unstored.set(response.id, { inputItems: started.inputItems, output: builder.output, previousResponseId: response.previous_response_id });
-              if (unstored.size > SESSION_RESPONSES) unstored.delete(unstored.keys().next().value!);
-            }
-            emit(events);
-          } catch (err) {
-            await started.run.close().catch(() => undefined);
-            let failure: ApiError | null;
-            try {
-              failure = providerFailure(err, started.run.signal);
-            } catch {
-              call.log.error({ err }, 'websocket turn failed');
-              failure = serverError();
-            }
-            if (failure) {
-              status = failure.status;
-              emit(failureEvents(started, builder, failure));
-            } else status = 499;
+          emit(openingEvents(started));
+          for await (const part of started.events) emit(builder.add(part));
+          const { credits, usage } = await started.run.close();
+          const events = await finalEvents(started, builder, credits, usage);
+          const response = events.at(-1)!.response as Record<string, any>;
+          if (response.store === false) {
+            unstored.set(response.id, { inputItems: started.inputItems, output: builder.output, previousResponseId: response.previous_response_id });
+            if (unstored.size > SESSION_RESPONSES) unstored.delete(unstored.keys().next().value!);
           }
+          last();
+          emit(events);
+          return 200;
         } catch (err) {
-          const error = err instanceof ApiError ? err : serverError();
-          if (!(err instanceof ApiError)) call.log.error({ err }, 'websocket turn failed');
-          status = error.status;
-          call.errorCode = error.code;
-          sendError(call, error);
-        } finally {
-          // Free for the next message once the last event is out, before the finish step's wait.
-          if (running === call) running = null;
-          await finishCall(services, call, status);
+          await started.run.close().catch(() => undefined);
+          let failure: ApiError | null;
+          try {
+            failure = providerFailure(err, started.run.signal);
+          } catch {
+            call.log.error({ err }, 'websocket turn failed');
+            failure = serverError();
+          }
+          last();
+          if (!failure) return 499;
+          emit(failureEvents(started, builder, failure));
+          return failure.status;
         }
       }
     },

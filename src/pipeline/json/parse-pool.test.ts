@@ -1,17 +1,17 @@
-// The worker-thread JSON parser (json-parse-pool.ts) and its piecewise transfer
-// (json-pieces.ts): the same value, the same refusals and the same contract findings as
+// The worker-thread JSON parser (parse-pool.ts) and its piecewise transfer
+// (pieces.ts): the same value, the same refusals and the same contract findings as
 // parsing and checking on the event loop, and the loop turns while a large value is rebuilt.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { createChatCompletion } from '../contract/endpoints/chat.ts';
-import { createEmbedding } from '../contract/endpoints/embeddings.ts';
-import { ApiError } from '../errors.ts';
-import { CheckedBody, checkCall } from '../pipeline/contract.ts';
-import { newCall, type Call } from '../pipeline/call.ts';
-import type { KeyRecord } from '../keys/keys-service.ts';
-import { parseJsonBody } from './json-body.ts';
-import { JsonParsePool } from './json-parse-pool.ts';
-import { PieceReader, toPieces } from './json-pieces.ts';
+import { createChatCompletion } from '../../contract/endpoints/chat.ts';
+import { createEmbedding } from '../../contract/endpoints/embeddings.ts';
+import { ApiError } from '../../errors.ts';
+import { CheckedBody, checkCall } from '../contract.ts';
+import { newCall, type Call } from '../call.ts';
+import type { KeyRecord } from '../../keys/keys-service.ts';
+import { parseJsonBody } from './text.ts';
+import { JsonParsePool } from './parse-pool.ts';
+import { PieceReader, toPieces } from './pieces.ts';
 
 const pool = new JsonParsePool();
 after(() => pool.close());

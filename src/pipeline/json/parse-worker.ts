@@ -1,15 +1,15 @@
-// A worker thread of json-parse-pool.ts: parses a large JSON body with the one parser
-// (json-body.ts: UTF-8, depth, prototype keys) and, for an endpoint of the contract
+// A worker thread of parse-pool.ts: parses a large JSON body with the one parser
+// (text.ts: UTF-8, depth, prototype keys) and, for an endpoint of the contract
 // registry, runs the body checks that do not depend on the key (examineJsonBody); the
-// result goes back in pieces (json-pieces.ts), a refusal as the ApiError's fields.
+// result goes back in pieces (pieces.ts), a refusal as the ApiError's fields.
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { ALL_ENDPOINTS } from '../contract/registry.ts';
-import { ApiError } from '../errors.ts';
-import { examineJsonBody } from '../pipeline/contract.ts';
-import { parseJsonText } from './json-body.ts';
-import { toPieces } from './json-pieces.ts';
+import { ALL_ENDPOINTS } from '../../contract/registry.ts';
+import { ApiError } from '../../errors.ts';
+import { examineJsonBody } from '../contract.ts';
+import { parseJsonText } from './text.ts';
+import { toPieces } from './pieces.ts';
 
 /** The worker thread's nice value: 10 above the event loop's. */
 const WORKER_NICE = Math.min(19, os.getPriority() + 10);

@@ -1,10 +1,10 @@
 // Large JSON bodies are parsed on worker threads, so the event loop is never held by
 // one. On the event loop a 9 MB body costs tens to hundreds of milliseconds: the UTF-8
 // check and the depth scan, JSON.parse, and then the contract's zod check. A worker
-// (json-parse-worker.ts) runs the one parser (json-body.ts) and, for an endpoint of the
+// (parse-worker.ts) runs the one parser (text.ts) and, for an endpoint of the
 // contract registry, the body checks that do not depend on the key, so a body refused
 // for its content costs the event loop nothing but its bytes. What passes comes back in
-// pieces (json-pieces.ts), rebuilt one per turn of the event loop.
+// pieces (pieces.ts), rebuilt one per turn of the event loop.
 //
 // A few workers, each parsing one body at a time; more bodies wait in a queue bounded
 // in bytes (past it, 503: the service is busy); an idle worker ends after a while.
@@ -13,12 +13,12 @@ import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ALL_ENDPOINTS } from '../contract/registry.ts';
-import type { EndpointContract } from '../contract/types.ts';
-import { ApiError, invalidRequest, serviceUnavailable } from '../errors.ts';
-import { CheckedBody, type BodyFindings } from '../pipeline/contract.ts';
-import { PieceReader } from './json-pieces.ts';
-import type { ApiErrorFields, ParseJob, ParseReply } from './json-parse-worker.ts';
+import { ALL_ENDPOINTS } from '../../contract/registry.ts';
+import type { EndpointContract } from '../../contract/types.ts';
+import { ApiError, invalidRequest, serviceUnavailable } from '../../errors.ts';
+import { CheckedBody, type BodyFindings } from '../contract.ts';
+import { PieceReader } from './pieces.ts';
+import type { ApiErrorFields, ParseJob, ParseReply } from './parse-worker.ts';
 
 export interface JsonParsePoolOptions {
   /** Workers at most, each parsing one body at a time. */
@@ -42,7 +42,7 @@ export const JSON_POOL_DEFAULTS: JsonParsePoolOptions = {
 // The entry beside this module, with its extension: .ts from the sources (loaded
 // through tsx, registered in the worker), .js once built (as documents/sandbox.ts).
 const SELF = fileURLToPath(import.meta.url);
-const ENTRY = new URL(`./json-parse-worker${path.extname(SELF)}`, import.meta.url).href;
+const ENTRY = new URL(`./parse-worker${path.extname(SELF)}`, import.meta.url).href;
 const TSX = path.extname(SELF) === '.ts' ? import.meta.resolve('tsx/esm/api') : null;
 const BOOT = `
 const { workerData } = require('node:worker_threads');

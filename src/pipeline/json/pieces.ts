@@ -3,7 +3,7 @@
 // parsing it (tens of milliseconds for 9 MB of JSON), all at once. Here the sender cuts
 // the value into pieces of about PIECE_BYTES, each serialized on its own (v8.serialize,
 // the structured clone format), and the receiver rebuilds one piece at a time, giving
-// the event loop back between pieces (json-parse-pool.ts).
+// the event loop back between pieces (parse-pool.ts).
 //
 // A piece is a list of steps in depth-first order: a leaf value (anything the
 // structured clone takes, whole), the start of an array, a plain object or a string too
