@@ -47,7 +47,7 @@ import { BatchEndpoints } from './api/batches/batch-endpoints.ts';
 import { batchJobHandler } from './api/batches/batch-job.ts';
 import { Batches, batchJob } from './api/batches/batches-service.ts';
 import { batchesRoutes } from './api/batches/routes.ts';
-import { emptyToolRegistry } from './agent/agent-loop.ts';
+import { emptyToolRegistry, type ToolRegistry } from './agent/agent-loop.ts';
 import { chatBatchEndpoint } from './api/chat/chat-call.ts';
 import { completionBatchEndpoint } from './api/completions/completion-call.ts';
 import { embeddingsBatchEndpoint } from './api/embeddings/embeddings-call.ts';
@@ -95,6 +95,8 @@ export interface AppOptions {
   vectorSearch?: VectorSearch;
   /** The sandbox containers and code runs use instead of the host's bubblewrap one (tests). */
   sandbox?: Sandbox;
+  /** The service tools of the agent loop (tests; none are enabled yet). */
+  tools?: ToolRegistry;
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -153,7 +155,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   unsupportedRoutes(http);
   modelsRoutes(router);
   const stored = new StoredCompletions(store.db);
-  chatRoutes(router, stored);
+  chatRoutes(router, stored, options.tools);
   storedChatRoutes(router, stored);
   completionsRoutes(router);
   // Vector stores: rows, the hybrid search over the database's indexes, ingestion jobs.
@@ -191,7 +193,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
   const responses = {
     stored: new StoredResponses(store.db),
-    tools: emptyToolRegistry,
+    tools: options.tools ?? emptyToolRegistry,
     conversations,
     compaction,
     vectorSearch: options.vectorSearch ?? vectorSearch,
@@ -205,7 +207,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   embeddingsRoutes(router);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
-  batchEndpoints.register(chatBatchEndpoint(services, stored, emptyToolRegistry));
+  batchEndpoints.register(chatBatchEndpoint(services, stored, options.tools ?? emptyToolRegistry));
   batchEndpoints.register(completionBatchEndpoint(services));
   batchEndpoints.register(responseBatchEndpoint(services, responses));
   batchEndpoints.register(embeddingsBatchEndpoint(services));

@@ -5,10 +5,12 @@
 // has its activity row. At start, before it serves, an instance writes the rows missing
 // for its own entries from the mark on (settled calls whose rows were still in memory,
 // and the calls cut off in flight, whose holds it has just released), then moves the
-// mark to now. Request ids begin with their time (ids.ts), so "from the mark on" is a
-// range of the ledger's primary key. Only its own entries: another live instance's rows
+// mark to now. Request ids begin with their time (ids.ts), and run ids with their
+// call's request id, so "from the mark on" is a range of the ledger's primary key; a
+// call's runs are summed into its one row. Only its own entries: another live instance's rows
 // may still be in its memory.
 import { sql, type ExpressionBuilder, type ExpressionWrapper, type SqlBool } from 'kysely';
+import { callRuns } from '../credits/ledger.ts';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 
@@ -52,10 +54,11 @@ export async function recoverActivity(store: Store, instanceId: string, released
   let written = 0;
   // No mark: this instance never served with this code, so none of its entries is owed a
   // row beyond the calls just released.
-  if (mark) written += await insertMissing(store, instanceId, (eb) => eb('r.request_id', '>=', idFrom(Number(mark.value) - MARK_SLACK_MS)));
-  for (let i = 0; i < released.length; i += 500) {
-    const ids = released.slice(i, i + 500);
-    written += await insertMissing(store, instanceId, (eb) => eb('r.request_id', 'in', ids));
+  if (mark) written += await insertMissing(store, instanceId, (eb) => eb('r.run_id', '>=', idFrom(Number(mark.value) - MARK_SLACK_MS)));
+  for (let i = 0; i < released.length; i += 100) {
+    // Each call's runs are one range of the key (credits/ledger.ts callRuns).
+    const ranges = released.slice(i, i + 100).map(callRuns);
+    written += await insertMissing(store, instanceId, (eb) => eb.or(ranges.map(({ from, to }) => eb.and([eb('r.run_id', '>=', from), eb('r.run_id', '<', to)]))));
   }
   await saveMark(store, instanceId, now);
   return written;
@@ -63,7 +66,7 @@ export async function recoverActivity(store: Store, instanceId: string, released
 
 type Reservations = ExpressionBuilder<Database & { r: Database['credit_reservations'] }, 'r'>;
 
-/** Inserts, marked recovered, the activity rows missing for this instance's entries that `which` selects. */
+/** Inserts, marked recovered, the activity rows missing for the calls of this instance's entries that `which` selects: one per call, its runs summed. */
 async function insertMissing(store: Store, instanceId: string, which: (eb: Reservations) => ExpressionWrapper<Database & { r: Database['credit_reservations'] }, 'r', SqlBool>): Promise<number> {
   const { db } = store;
   const missing = db
@@ -71,22 +74,23 @@ async function insertMissing(store: Store, instanceId: string, which: (eb: Reser
     .where(which)
     .where('r.instance_id', '=', instanceId)
     .where(({ not, exists, selectFrom }) => not(exists(selectFrom('activity as a').select('a.request_id').whereRef('a.request_id', '=', 'r.request_id'))))
+    .groupBy('r.request_id')
     .select([
       'r.request_id',
-      sql<number>`coalesce(r.settled_at, r.created_at)`.as('created_at'),
-      'r.account_id',
-      'r.key_id',
+      sql<number>`coalesce(max(r.settled_at), min(r.created_at))`.as('created_at'),
+      sql<string>`max(r.account_id)`.as('account_id'),
+      sql<string | null>`max(r.key_id)`.as('key_id'),
       sql<string>`'POST'`.as('method'),
-      sql<string>`coalesce(r.endpoint, '')`.as('endpoint'),
-      'r.model',
+      sql<string>`coalesce(max(r.endpoint), '')`.as('endpoint'),
+      sql<string | null>`max(r.model)`.as('model'),
       sql<number>`0`.as('status'),
       sql<string>`${sql.lit(RECOVERED)}`.as('error_code'),
-      sql<number>`coalesce(r.input_tokens, 0)`.as('input_tokens'),
-      sql<number>`coalesce(r.output_tokens, 0)`.as('output_tokens'),
-      'r.amount',
-      'r.charged',
-      sql<number>`coalesce(r.cost_usd, 0)`.as('cost_usd'),
-      sql<number>`coalesce(r.settled_at - r.created_at, 0)`.as('latency_ms'),
+      sql<number>`sum(coalesce(r.input_tokens, 0))`.as('input_tokens'),
+      sql<number>`sum(coalesce(r.output_tokens, 0))`.as('output_tokens'),
+      sql<number>`sum(r.amount)`.as('amount'),
+      sql<number>`sum(r.charged)`.as('charged'),
+      sql<number>`sum(coalesce(r.cost_usd, 0))`.as('cost_usd'),
+      sql<number>`coalesce(max(r.settled_at) - min(r.created_at), 0)`.as('latency_ms'),
     ]);
   const result = await db
     .insertInto('activity')

@@ -57,6 +57,7 @@ test('service calls are passed on whole after their step, each just before it ru
   assert.deepEqual(provider.requests.map((r) => r.toolChoice), ['required', 'auto'], "the request's own choice for the first step, then auto");
   const second = provider.requests[1]!.messages;
   assert.deepEqual(second.slice(1).map((m) => m.role), ['assistant', 'tool', 'tool']);
+  assert.equal((second[1] as { content: string }).content, 'Looking.', "the step's own text stays in the conversation");
   assert.equal((second[2] as { content: string }).content, 'found for {"query":"x"}');
 });
 
@@ -75,4 +76,34 @@ test('client tools are offered beside the service tools; a step calling one ends
   assert.equal(ran, 1);
   assert.equal((parts.at(-1) as { reason: string }).reason, 'tool_calls');
   assert.equal(provider.requests.length, 1);
+});
+
+test("three steps: each step's text and reasoning reach the next, beside its calls and their results; usage adds up", async () => {
+  const search: AgentTool = { definition: { name: 'lookup' }, run: async (args) => `result of ${args}` };
+  const step = (n: number, withCall: boolean): StreamPart[] => [
+    { type: 'reasoning-start', id: 'r' },
+    { type: 'reasoning-delta', id: 'r', delta: `thinking ${n}` },
+    { type: 'reasoning-end', id: 'r' },
+    { type: 'text-start', id: 't' },
+    { type: 'text-delta', id: 't', delta: `step ${n} ` },
+    { type: 'text-delta', id: 't', delta: 'says' },
+    { type: 'text-end', id: 't' },
+    ...(withCall ? call(`c${n}`, 'lookup', `{"n":${n}}`) : []),
+    { type: 'finish', reason: withCall ? 'tool_calls' : 'stop', usage: { inputTokens: 10 * n, outputTokens: n } },
+  ];
+  const provider = scripted([step(1, true), step(2, true), step(3, false)]);
+  const parts = await collect(runAgent(provider, { model: 'agent', messages: [{ role: 'user', content: 'q' }] }, [search], new AbortController().signal));
+  assert.equal(provider.requests.length, 3);
+  const third = provider.requests[2]!.messages;
+  assert.deepEqual(
+    third.map((m) => [m.role, m.content, 'reasoning' in m ? m.reasoning : undefined]),
+    [
+      ['user', 'q', undefined],
+      ['assistant', 'step 1 says', 'thinking 1'],
+      ['tool', 'result of {"n":1}', undefined],
+      ['assistant', 'step 2 says', 'thinking 2'],
+      ['tool', 'result of {"n":2}', undefined],
+    ],
+  );
+  assert.deepEqual(parts.at(-1), { type: 'finish', reason: 'stop', usage: { inputTokens: 60, outputTokens: 6, reasoningTokens: 0 } });
 });

@@ -16,6 +16,8 @@ export interface ToolOutput {
 
 export interface AgentTool {
   definition: FunctionTool;
+  /** A flat fee per call (USD), charged as a run of its own before the tool runs (AgentHooks.beforeTool). */
+  feeUsd?: number;
   run(argumentsJson: string, signal: AbortSignal): Promise<string | ToolOutput>;
 }
 
@@ -32,6 +34,8 @@ const MAX_STEPS = 8;
 export interface AgentHooks {
   /** Before every step after the first, with the conversation that step sends (the run extends its reservation). */
   beforeStep?(messages: readonly ChatMessage[]): Promise<void>;
+  /** Before each service tool runs (its fee is charged; a refusal stops the loop). */
+  beforeTool?(tool: AgentTool): Promise<void>;
 }
 
 /**
@@ -42,8 +46,9 @@ export interface AgentHooks {
  * the next one. Client tools the request carries (`request.tools`) are offered beside
  * the service's; a step that calls one ends the loop there (finish `tool_calls`), its
  * calls streamed as the model gives them, after the step's service calls have run.
- * One finish ends it, with the steps' usage summed. With no service tools there is one
- * step: the model's own stream, unwrapped.
+ * Each step's text and reasoning stay in the conversation the next step sees, beside
+ * its tool calls and their results. One finish ends it, with the steps' usage summed.
+ * With no service tools there is one step: the model's own stream, unwrapped.
  */
 export function runAgent(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks = {}): AsyncIterable<StreamPart> {
   return tools.length === 0 ? provider.chat(request, signal) : toolLoop(provider, request, tools, signal, hooks);
@@ -64,6 +69,9 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
   for (let step = 0; step < MAX_STEPS; step++) {
     const calls = new Map<string, HeldCall>();
     const clientCalls = new Map<string, { id: string; name: string; arguments: string }>();
+    // What the step said, kept in the conversation the next step sees.
+    let text = '';
+    let reasoning = '';
     let reason: FinishReason = 'stop';
     const last = step === MAX_STEPS - 1;
     if (step > 0) await hooks.beforeStep?.(messages);
@@ -97,6 +105,14 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
         case 'error':
           yield p;
           return;
+        case 'text-delta':
+          text += p.delta;
+          yield p;
+          break;
+        case 'reasoning-delta':
+          reasoning += p.delta;
+          yield p;
+          break;
         default:
           yield p;
       }
@@ -106,10 +122,17 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
       return;
     }
     const known = [...calls.values()];
-    messages.push({ role: 'assistant', content: null, tool_calls: known.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) });
+    messages.push({
+      role: 'assistant',
+      content: text === '' ? null : text,
+      ...(reasoning === '' ? {} : { reasoning }),
+      tool_calls: known.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
+    });
     for (const c of known) {
       yield* c.parts;
-      const out = await byName.get(c.name)!.run(c.arguments, signal);
+      const tool = byName.get(c.name)!;
+      await hooks.beforeTool?.(tool);
+      const out = await tool.run(c.arguments, signal);
       const text = typeof out === 'string' ? out : out.text;
       yield { type: 'tool-result', toolCallId: c.id, toolName: c.name, result: text, ...(typeof out !== 'string' && out.data !== undefined ? { data: out.data } : {}) };
       messages.push({ role: 'tool', tool_call_id: c.id, content: text });

@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 import { toMicro } from '../accounts/money.ts';
 import { applyLateCost } from './late-cost.ts';
+import type { Reservation } from './ledger.ts';
 
 let server: TestServer;
 before(async () => {
@@ -143,7 +144,7 @@ test('reservations made in one turn are taken in one batch: exactly what the bal
   assert.equal(again[1].status, 'fulfilled');
   assert.ok((again[1] as PromiseFulfilledResult<unknown>).value);
   // Settled together: each charge lands once.
-  const charged = await Promise.all([...taken, (again[1] as PromiseFulfilledResult<{ requestId: string; accountId: string; amount: number }>).value].map((r) => ledger.settle(r, toMicro(0.1))));
+  const charged = await Promise.all([...taken, (again[1] as PromiseFulfilledResult<Reservation>).value].map((r) => ledger.settle(r, toMicro(0.1))));
   assert.deepEqual(charged, [toMicro(0.1), toMicro(0.1), toMicro(0.1), 1]);
   const after = await balance(account.id);
   assert.equal(after.reserved_credits, 0);

@@ -13,8 +13,8 @@ interface Queued<T> {
   reject(err: unknown): void;
 }
 
-/** Runs the items queued in one turn together; `run` returns the request ids that succeeded. */
-class Batcher<T extends { requestId: string }> {
+/** Runs the items queued in one turn together; `run` returns the run ids that succeeded. */
+class Batcher<T extends { runId: string }> {
   private queue: Queued<T>[] = [];
 
   constructor(private readonly run: (items: T[]) => Promise<Set<string>>) {}
@@ -35,7 +35,7 @@ class Batcher<T extends { requestId: string }> {
   private async send(batch: Queued<T>[]): Promise<void> {
     try {
       const done = await this.run(batch.map((q) => q.item));
-      for (const q of batch) q.resolve(done.has(q.item.requestId));
+      for (const q of batch) q.resolve(done.has(q.item.runId));
     } catch (err) {
       if (batch.length === 1) return batch[0]!.reject(err);
       await Promise.all(batch.map((q) => this.send([q])));
@@ -44,6 +44,7 @@ class Batcher<T extends { requestId: string }> {
 }
 
 interface ReserveItem {
+  runId: string;
   requestId: string;
   accountId: string;
   keyId: string | null;
@@ -53,7 +54,7 @@ interface ReserveItem {
 }
 
 interface SettleItem {
-  requestId: string;
+  runId: string;
   charge: number;
   at: number;
   usage: ChargedFor | null;
@@ -65,8 +66,9 @@ export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>, i
     ids(
       await prepared(
         'ledger_reserve',
-        'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint, $6::text, $7::bigint, $8::text[], $9::text[])',
+        'select ledger_reserve as id from ledger_reserve($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint, $7::text, $8::bigint, $9::text[], $10::text[])',
         [
+          items.map((i) => i.runId),
           items.map((i) => i.requestId),
           items.map((i) => i.accountId),
           items.map((i) => i.keyId),
@@ -83,7 +85,7 @@ export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>, i
   const settles = new Batcher<SettleItem>(async (items) =>
     ids(
       await prepared('ledger_settle', 'select ledger_settle as id from ledger_settle($1::text[], $2::bigint[], $3::bigint, $4::bigint[], $5::bigint[], $6::bigint[])', [
-        items.map((i) => i.requestId),
+        items.map((i) => i.runId),
         items.map((i) => i.charge),
         items[0]!.at,
         items.map((i) => i.usage?.inputTokens ?? 0),
@@ -94,7 +96,7 @@ export function postgresStatements(prepared: NonNullable<Store['pgPrepared']>, i
   );
   return {
     ordered: false,
-    reserve: (r: Reservation, keyId, call, now) => reserves.add({ requestId: r.requestId, accountId: r.accountId, keyId, amount: r.amount, at: now, call }),
-    settle: (r: Reservation, charge, usage, now) => settles.add({ requestId: r.requestId, charge, at: now, usage }),
+    reserve: (r: Reservation, keyId, call, now) => reserves.add({ runId: r.runId, requestId: r.requestId, accountId: r.accountId, keyId, amount: r.amount, at: now, call }),
+    settle: (r: Reservation, charge, usage, now) => settles.add({ runId: r.runId, charge, at: now, usage }),
   };
 }

@@ -16,27 +16,28 @@ export function sqliteStatements(write: NonNullable<Store['sqliteWrite']>, insta
     if (prepared) return prepared;
     const take = conn.prepare('update accounts set reserved = reserved + ? where id = ? and balance - reserved >= ?');
     const hold = conn.prepare(
-      'insert into credit_holds (request_id, account_id, key_id, amount, created_at, instance_id, lease_until, endpoint, model) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'insert into credit_holds (run_id, request_id, account_id, key_id, amount, created_at, instance_id, lease_until, endpoint, model) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    const unhold = conn.prepare('delete from credit_holds where request_id = ? returning account_id, key_id, amount, created_at, instance_id, endpoint, model');
+    const unhold = conn.prepare('delete from credit_holds where run_id = ? returning request_id, account_id, key_id, amount, created_at, instance_id, endpoint, model');
     const entry = conn.prepare(
-      `insert into credit_reservations (request_id, account_id, key_id, amount, status, charged, created_at, settled_at, instance_id, endpoint, model, input_tokens, output_tokens, cost_usd)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `insert into credit_reservations (run_id, request_id, account_id, key_id, amount, status, charged, created_at, settled_at, instance_id, endpoint, model, input_tokens, output_tokens, cost_usd)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const release = conn.prepare('update accounts set reserved = reserved - ?, balance = balance - ? where id = ?');
     prepared = {
       reserve: (r, keyId, call, now) => {
         if (take.run(r.amount, r.accountId, r.amount).changes !== 1) return false;
-        hold.run(r.requestId, r.accountId, keyId, r.amount, now, instanceId, now + leaseMs, call?.endpoint ?? null, call?.model ?? null);
+        hold.run(r.runId, r.requestId, r.accountId, keyId, r.amount, now, instanceId, now + leaseMs, call?.endpoint ?? null, call?.model ?? null);
         return true;
       },
       settle: (r, charge, usage, now) => {
-        const held = unhold.get(r.requestId) as
-          | { account_id: string; key_id: string | null; amount: number; created_at: number; instance_id: string | null; endpoint: string | null; model: string | null }
+        const held = unhold.get(r.runId) as
+          | { request_id: string; account_id: string; key_id: string | null; amount: number; created_at: number; instance_id: string | null; endpoint: string | null; model: string | null }
           | undefined;
         if (!held) return false;
         entry.run(
-          r.requestId,
+          r.runId,
+          held.request_id,
           held.account_id,
           held.key_id,
           held.amount,

@@ -2,8 +2,9 @@
 // settle to the actual charge when it ends, release the rest. An account's available
 // balance is its balance minus what is held; a reservation is taken with one
 // conditional UPDATE, so concurrent requests can never overdraw the account.
-// While a call runs its hold is a row of credit_holds (a crashed instance's holds are
-// released by the stale sweep); settling deletes it and writes the ledger entry.
+// While a run works its hold is a row of credit_holds (a crashed instance's holds are
+// released by the stale sweep); settling deletes it and writes the ledger entry. Holds
+// and entries are keyed by run: a call may hold several (migration 0021).
 // The books: balance = grants (credit_transactions) - charges (credit_reservations).
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely } from 'kysely';
@@ -14,9 +15,25 @@ import { sqliteStatements } from './ledger-sqlite.ts';
 
 export interface Reservation {
   accountId: string;
+  /** The hold's key: its call's request id for the call's first run, `<request id>.N` for the next ones (runIdFor). */
+  runId: string;
+  /** The call's. */
   requestId: string;
   /** micro-credits held */
   amount: number;
+}
+
+/**
+ * The run id of a call's `n`th run (0 first). Further runs sort right after the first,
+ * so a call's runs are one range of the key (callRuns) without an index.
+ */
+export function runIdFor(requestId: string, n: number): string {
+  return n === 0 ? requestId : `${requestId}.${n}`;
+}
+
+/** The key range of a call's runs: [from, to). Ids are letters, digits and `_`, all above `/`; `.` is below it. */
+export function callRuns(requestId: string): { from: string; to: string } {
+  return { from: requestId, to: `${requestId}/` };
 }
 
 /**
@@ -110,11 +127,15 @@ export class Ledger {
     return row ? Number(row.available) : 0;
   }
 
-  /** Holds `amount` micro-credits; null when the account cannot cover it. */
-  async reserve(accountId: string, keyId: string | null, requestId: string, amount: number, call: CallFacts | null = null): Promise<Reservation | null> {
-    const reservation: Reservation = { accountId, requestId, amount: Math.max(1, Math.ceil(amount)) };
+  /**
+   * Holds `amount` micro-credits for a run of a call (a request id alone: the call's
+   * first run); null when the account cannot cover it.
+   */
+  async reserve(accountId: string, keyId: string | null, run: string | { runId: string; requestId: string }, amount: number, call: CallFacts | null = null): Promise<Reservation | null> {
+    const { runId, requestId } = typeof run === 'string' ? { runId: run, requestId: run } : run;
+    const reservation: Reservation = { accountId, runId, requestId, amount: Math.max(1, Math.ceil(amount)) };
     if (!(await this.statements.reserve(reservation, keyId, call, Date.now()))) return null;
-    if (this.statements.ordered) this.held.add(requestId);
+    if (this.statements.ordered) this.held.add(runId);
     return reservation;
   }
 
@@ -133,8 +154,8 @@ export class Ledger {
     const charge = Math.max(0, Math.min(reservation.amount, Math.round(actual)));
     const written = this.statements.settle(reservation, charge, usage, Date.now());
     // Only a hold this process took and has not settled yet is known to be there.
-    if (!this.held.delete(reservation.requestId)) return (await written) ? charge : 0;
-    written.catch((err: unknown) => this.log.error({ err, request_id: reservation.requestId }, 'settling a credit reservation failed'));
+    if (!this.held.delete(reservation.runId)) return (await written) ? charge : 0;
+    written.catch((err: unknown) => this.log.error({ err, request_id: reservation.requestId, run_id: reservation.runId }, 'settling a credit reservation failed'));
     return charge;
   }
 
@@ -148,7 +169,7 @@ export class Ledger {
     const ok = await this.db
       .transaction()
       .execute(async (trx) => {
-        const held = await trx.updateTable('credit_holds').set({ amount: sql`amount + ${amount}` }).where('request_id', '=', reservation.requestId).executeTakeFirst();
+        const held = await trx.updateTable('credit_holds').set({ amount: sql`amount + ${amount}` }).where('run_id', '=', reservation.runId).executeTakeFirst();
         if (Number(held.numUpdatedRows) === 0) return false;
         const taken = await trx
           .updateTable('accounts')
@@ -169,22 +190,33 @@ export class Ledger {
   }
 
   /**
-   * A provider's cost that arrives after settlement: the same entry is corrected to the
-   * new charge (the difference is applied to the balance, which is not taken below zero).
-   * Returns the charge now recorded.
+   * A provider's cost that arrives after settlement: the run's entry is corrected to the
+   * new charge and cost (the difference is applied to the balance, which is not taken
+   * below zero). Returns the run's call with what all its runs now charge, or null for
+   * no settled run of that id.
    */
-  async correct(requestId: string, newCharge: number): Promise<number | null> {
+  async correct(runId: string, newCharge: number, costUsd: number): Promise<{ requestId: string; charged: number; costUsd: number } | null> {
     return this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('credit_reservations').selectAll().where('request_id', '=', requestId).executeTakeFirst();
+      const row = await trx.selectFrom('credit_reservations').selectAll().where('run_id', '=', runId).executeTakeFirst();
       if (!row) return null;
       const account = await trx.selectFrom('accounts').select(['balance']).where('id', '=', row.account_id).executeTakeFirstOrThrow();
       const wanted = Math.max(0, Math.round(newCharge));
       // An increase cannot take more than the account holds.
       const delta = Math.min(wanted - row.charged, Math.max(0, account.balance));
-      if (delta === 0) return row.charged;
-      await trx.updateTable('accounts').set({ balance: sql`balance - ${delta}` }).where('id', '=', row.account_id).execute();
-      await trx.updateTable('credit_reservations').set({ charged: row.charged + delta, status: 'settled' }).where('request_id', '=', requestId).execute();
-      return row.charged + delta;
+      if (delta !== 0) await trx.updateTable('accounts').set({ balance: sql`balance - ${delta}` }).where('id', '=', row.account_id).execute();
+      await trx
+        .updateTable('credit_reservations')
+        .set({ charged: row.charged + delta, cost_usd: costUsd, ...(delta !== 0 ? { status: 'settled' as const } : {}) })
+        .where('run_id', '=', runId)
+        .execute();
+      const { from, to } = callRuns(row.request_id);
+      const call = await trx
+        .selectFrom('credit_reservations')
+        .select([sql<number>`sum(charged)`.as('charged'), sql<number>`sum(coalesce(cost_usd, 0))`.as('cost')])
+        .where('run_id', '>=', from)
+        .where('run_id', '<', to)
+        .executeTakeFirstOrThrow();
+      return { requestId: row.request_id, charged: Number(call.charged), costUsd: Number(call.cost) };
     });
   }
 
@@ -199,7 +231,7 @@ export class Ledger {
       .selectAll()
       .where((eb) => eb.or([eb('lease_until', '<', now), eb.and([eb('lease_until', 'is', null), eb('created_at', '<', now - olderThanMs)])]))
       .execute();
-    for (const r of stale) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
+    for (const r of stale) await this.settle({ accountId: r.account_id, runId: r.run_id, requestId: r.request_id, amount: r.amount }, 0);
     return stale.length;
   }
 
@@ -207,7 +239,7 @@ export class Ledger {
    * At start: the holds this instance took before `startedAt` belong to calls of its
    * previous process (stopped by a crash or `kill -9`), which will never settle them.
    * They are released, charging nothing, instead of waiting for the stale sweep.
-   * Returns their request ids.
+   * Returns their calls' request ids.
    */
   async releasePreviousHolds(startedAt: number): Promise<string[]> {
     const orphaned = await this.db
@@ -216,8 +248,8 @@ export class Ledger {
       .where('instance_id', '=', this.instanceId)
       .where('created_at', '<', startedAt)
       .execute();
-    for (const r of orphaned) await this.settle({ accountId: r.account_id, requestId: r.request_id, amount: r.amount }, 0);
-    return orphaned.map((r) => r.request_id);
+    for (const r of orphaned) await this.settle({ accountId: r.account_id, runId: r.run_id, requestId: r.request_id, amount: r.amount }, 0);
+    return [...new Set(orphaned.map((r) => r.request_id))];
   }
 }
 

@@ -1,10 +1,12 @@
-// A Run: one unit of model work under the credit ledger, whoever started it (an HTTP
-// request, a batch line, a background job). It owns its reservation (taken before the
-// model runs: 429 when the account cannot cover it; extended per step of a tool loop),
-// its abort signal (the call's: a caller that goes away, or a cancelled batch, stops
-// it), and its usage and cost, and it settles once to what actually ran, however it
-// ends (finished, caller gone, error). The call (pipeline/call.ts) then carries the
-// figures to its activity row.
+// A Run: one unit of charged work under the credit ledger, whoever started it (an HTTP
+// request, a batch line, a background job, a WebSocket turn). A call holds any number
+// of runs (a model call, each step of a tool loop that reserves apart, each tool fee),
+// each under its own run id in the ledger (runIdFor). A run owns its reservation
+// (taken before the work: 429 when the account cannot cover it; extended per step of
+// a tool loop), its abort signal (the call's: a caller that goes away, or a cancelled
+// batch, stops it), and its usage and cost, and it settles once to what actually ran,
+// however it ends (finished, caller gone, error). Each settlement adds its figures to
+// the call (pipeline/call.ts), so the activity row sums the call's runs.
 import type { ChatModel } from '../contract/models.ts';
 import { insufficientQuota, serverError } from '../errors.ts';
 import { callSignal, type Call } from '../pipeline/call.ts';
@@ -12,9 +14,8 @@ import type { KeyRecord } from '../keys/keys-service.ts';
 import type { StreamPart, Usage } from '../providers/types.ts';
 import type { Services } from '../services.ts';
 import { countTokensAsync } from '../text/tokenizer.ts';
-import type { Reservation } from './ledger.ts';
-import type { Price } from '../providers/remote/openai-compatible/index.ts';
-import { microCreditsFor, usdFor } from './pricing.ts';
+import { runIdFor, type Reservation } from './ledger.ts';
+import { microCreditsFor, usdFor, type Price } from './pricing.ts';
 
 /** Tokens counted for each image, file or audio part in the estimate (a generous upper bound). */
 const ATTACHMENT_TOKENS = 1_500;
@@ -52,6 +53,10 @@ export class Run {
   /** Did the provider produce anything? A call that failed before its first event ran nothing. */
   private started = false;
   private closed: Promise<{ credits: number; usage: Usage }> | null = null;
+  /** Micro-credits of the tool fees its loop charged (runs of their own), reported with its own charge. */
+  private fees = 0;
+  /** The first step's input estimate, then each further step's (extend). */
+  private readonly stepInputs: InputEstimate[];
   private markSettled!: () => void;
   /** Resolves when close() has settled the reservation (whoever called it). */
   readonly settled = new Promise<void>((resolve) => (this.markSettled = resolve));
@@ -61,9 +66,11 @@ export class Run {
     private readonly state: Call,
     private readonly key: KeyRecord,
     private readonly price: Price,
-    private readonly input: InputEstimate,
+    input: InputEstimate,
     private readonly reservation: Reservation,
-  ) {}
+  ) {
+    this.stepInputs = [input];
+  }
 
   /**
    * Reserves credits for the input's token bound plus `maxOutputTokens` at the model's
@@ -81,28 +88,40 @@ export class Run {
     // leaves it to be rebuilt from the ledger entry (activity/recover.ts).
     const owed = services.activity.expect(call.id);
     if (owed) await owed;
-    const reservation = await services.ledger.reserve(key.accountId, key.id, call.id, estimateFor(services, price, input.bound, opts.maxOutputTokens), {
-      endpoint: call.route?.endpoint ?? '',
-      model: call.model,
-    });
-    if (!reservation) {
-      throw insufficientQuota(
-        opts.maxOutputTokens > 0
-          ? 'This account does not have enough credits for this request (its input plus the output cap). Add credits or lower max_tokens.'
-          : 'This account does not have enough credits for this request (its input). Add credits.',
-      );
-    }
-    if (call.done) {
-      // The call was finished while this reserved (its caller went away), so its finish
-      // step saw no settlement to wait for: the hold goes back at once, and nothing runs.
-      await services.ledger.settle(reservation, 0);
-      throw serverError('The caller went away before the model ran.');
-    }
-    call.creditsReserved = reservation.amount;
+    const reservation = await reserveFor(
+      services,
+      call,
+      key,
+      estimateFor(services, price, input.bound, opts.maxOutputTokens),
+      opts.maxOutputTokens > 0
+        ? 'This account does not have enough credits for this request (its input plus the output cap). Add credits or lower max_tokens.'
+        : 'This account does not have enough credits for this request (its input). Add credits.',
+    );
     const run = new Run(services, call, key, price, input, reservation);
-    call.settlement = { settled: run.settled, settle: () => run.close() };
+    call.runs.push(run.settlement);
     return run;
   }
+
+  /**
+   * Charges a flat fee (a tool call) or a cost already known (what a provider reported
+   * for a forwarded request) as a run of its own: held and settled at once, 429
+   * insufficient_quota when the account cannot cover it. Returns the micro-credits charged.
+   */
+  static async charge(services: Services, call: Call, opts: { key: KeyRecord; costUsd: number; usage?: { inputTokens: number; outputTokens: number } }): Promise<number> {
+    const amount = microCreditsFor(opts.costUsd, services.config.creditsPerUsd);
+    const owed = services.activity.expect(call.id);
+    if (owed) await owed;
+    const reservation = await reserveFor(services, call, opts.key, amount, 'This account does not have enough credits for this charge. Add credits.');
+    const usage = opts.usage ?? { inputTokens: 0, outputTokens: 0 };
+    const costUsd = Math.round(opts.costUsd * 1_000_000);
+    const credits = await services.ledger.settle(reservation, amount, { ...usage, costUsd });
+    addFigures(call, usage, credits, costUsd);
+    await services.caps.record(opts.key, { tokens: usage.inputTokens + usage.outputTokens, credits, spend: costUsd }, Date.now());
+    return credits;
+  }
+
+  /** What the call's finish step waits for. */
+  private readonly settlement = { settled: this.settled, settle: () => this.close() };
 
   /** Aborted when the caller goes away or the run is cancelled; providers stop on it. */
   get signal(): AbortSignal {
@@ -120,12 +139,42 @@ export class Run {
    * so far) plus its output cap, so a multi-step run is never capped by its first
    * estimate. 429 insufficient_quota when the account cannot cover it.
    */
-  async extend(stepInputBound: number, maxOutputTokens: number): Promise<void> {
-    const extra = estimateFor(this.services, this.price, stepInputBound, maxOutputTokens);
+  async extend(stepInput: InputEstimate, maxOutputTokens: number): Promise<void> {
+    const extra = estimateFor(this.services, this.price, stepInput.bound, maxOutputTokens);
     if (!(await this.services.ledger.extend(this.reservation, extra))) {
       throw insufficientQuota("This account does not have enough credits for the run's next step. Add credits or lower max_tokens.");
     }
-    this.state.creditsReserved = this.reservation.amount;
+    // Each step reads its whole conversation: a run without the provider's usage counts every step's input.
+    this.stepInputs.push(stepInput);
+    this.state.creditsReserved += extra;
+  }
+
+  /** The input tokens of every step, counted (when the provider reported none). */
+  private async countedInput(): Promise<number> {
+    let total = 0;
+    for (const input of this.stepInputs) total += await input.counted();
+    return total;
+  }
+
+  /**
+   * The agent loop's hooks for this run: each further step first holds credits for its
+   * input (the conversation so far, `attachments` counted as in the first estimate) and
+   * output cap; a tool with a fee is charged as a run of its own before it runs.
+   */
+  agentHooks(attachments: number, maxOutputTokens: number) {
+    return {
+      beforeStep: (messages: unknown) => this.extend(estimateInputTokens(messages, attachments), maxOutputTokens),
+      beforeTool: async (tool: { feeUsd?: number }) => {
+        if (tool.feeUsd) this.fees += await Run.charge(this.services, this.state, { key: this.key, costUsd: tool.feeUsd });
+      },
+    };
+  }
+
+  /** What ran, for work that is not a stream (embeddings): its usage, and its cost where the provider reported one. */
+  report(usage: Usage, costUsd?: number): void {
+    this.usage = usage;
+    if (costUsd !== undefined) this.providerCostUsd = costUsd;
+    this.started = true;
   }
 
   observe(part: StreamPart): void {
@@ -183,12 +232,14 @@ export class Run {
   /**
    * Settles once: the provider's reported usage and cost when it gave them, else the
    * input estimate and the tokens actually emitted (a call cut short by the client or
-   * an error), and nothing for a call that failed before producing anything. Returns the credits charged (micro) and the usage charged for.
+   * an error), and nothing for a call that failed before producing anything. Returns the
+   * credits charged (micro: this run's and the tool fees its loop charged, what the
+   * surface reports) and the usage charged for.
    */
   close(): Promise<{ credits: number; usage: Usage }> {
     this.closed ??= (async () => {
       const usage =
-        this.usage ?? (this.started ? { inputTokens: await this.input.counted(), outputTokens: await countTokensAsync(this.emitted) } : { inputTokens: 0, outputTokens: 0 });
+        this.usage ?? (this.started ? { inputTokens: await this.countedInput(), outputTokens: await countTokensAsync(this.emitted) } : { inputTokens: 0, outputTokens: 0 });
       const usd = this.providerCostUsd ?? usdFor(this.price, usage);
       const costUsd = Math.round(usd * 1_000_000);
       const credits = await this.services.ledger.settle(this.reservation, microCreditsFor(usd, this.services.config.creditsPerUsd), {
@@ -197,20 +248,43 @@ export class Run {
         costUsd,
       });
       const now = Date.now();
-      Object.assign(this.state, {
-        usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
-        creditsSettled: credits,
-        costUsd,
-      });
+      addFigures(this.state, usage, credits, costUsd);
       await this.services.caps.record(this.key, { tokens: usage.inputTokens + usage.outputTokens, credits, spend: costUsd }, now);
-      return { credits, usage };
+      return { credits: credits + this.fees, usage };
     })();
     this.closed
       .finally(() => {
-        if (this.state.settlement?.settled === this.settled) this.state.settlement = null;
+        const runs = this.state.runs;
+        const i = runs.indexOf(this.settlement);
+        if (i >= 0) runs.splice(i, 1);
         this.markSettled();
       })
       .catch(() => undefined);
     return this.closed;
   }
+}
+
+/**
+ * Holds `amount` for the call's next run, under its run id; the call's reserved figure
+ * grows by it. A call finished while this reserved (its caller went away) saw no run
+ * to wait for: the hold goes back at once, and nothing runs.
+ */
+async function reserveFor(services: Services, call: Call, key: KeyRecord, amount: number, refusal: string): Promise<Reservation> {
+  const runId = runIdFor(call.id, call.runCount++);
+  const reservation = await services.ledger.reserve(key.accountId, key.id, { runId, requestId: call.id }, amount, { endpoint: call.route?.endpoint ?? '', model: call.model });
+  if (!reservation) throw insufficientQuota(refusal);
+  if (call.done) {
+    await services.ledger.settle(reservation, 0);
+    throw serverError('The caller went away before the work ran.');
+  }
+  call.creditsReserved += reservation.amount;
+  return reservation;
+}
+
+/** A settled run's figures, added to its call's (the activity row sums the runs). */
+function addFigures(call: Call, usage: { inputTokens: number; outputTokens: number }, credits: number, costUsd: number): void {
+  call.usage.inputTokens += usage.inputTokens;
+  call.usage.outputTokens += usage.outputTokens;
+  call.creditsSettled += credits;
+  call.costUsd += costUsd;
 }

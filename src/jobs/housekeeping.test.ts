@@ -34,8 +34,8 @@ test('the sweeps run on the job runner: expired completions go, stale holds are 
     await db
       .insertInto('credit_holds')
       .values([
-        { request_id: 'req_crashed', account_id: account.id, key_id: null, amount: 2_000_000, created_at: now - STALE_HOLD_MS - 60_000, instance_id: 'gone' },
-        { request_id: 'req_live', account_id: account.id, key_id: null, amount: 1_000_000, created_at: now, instance_id: 'gone' },
+        { run_id: 'req_crashed', request_id: 'req_crashed', account_id: account.id, key_id: null, amount: 2_000_000, created_at: now - STALE_HOLD_MS - 60_000, instance_id: 'gone' },
+        { run_id: 'req_live', request_id: 'req_live', account_id: account.id, key_id: null, amount: 1_000_000, created_at: now, instance_id: 'gone' },
       ])
       .execute();
     const stale = await jobs.enqueue(sweepStoredCompletions, null, { dedupeKey: 'not-a-recurring-row', runAt: now + 3_600_000 });

@@ -21,7 +21,7 @@ export interface CallLog {
   error(obj: object, msg?: string): void;
 }
 
-/** The credit settlement of the call's model run, while one is open (credits/run.ts). */
+/** The credit settlement of one of the call's runs, while it is open (credits/run.ts). */
 export interface Settlement {
   /** Resolves once the run has settled (usage and credits are on the call). */
   readonly settled: Promise<unknown>;
@@ -53,11 +53,12 @@ export interface Call {
   model: string | null;
   user: string | null;
   safetyIdentifier: string | null;
+  /** Summed over the call's settled runs. */
   usage: { inputTokens: number; outputTokens: number };
-  /** micro-credits */
+  /** micro-credits, summed over the call's runs */
   creditsReserved: number;
   creditsSettled: number;
-  /** micro-USD */
+  /** micro-USD, summed over the call's settled runs */
   costUsd: number;
   errorCode: string | null;
   done: boolean;
@@ -65,8 +66,10 @@ export interface Call {
   startedAt: number;
   /** Created on demand by callSignal(); aborted when the caller goes away or the call is cancelled. */
   abort: AbortController | null;
-  /** The open settlement the finish step waits for, so the activity row carries what the ledger charged. */
-  settlement: Settlement | null;
+  /** The open runs the finish step waits for, so the activity row carries what the ledger charged. */
+  runs: Settlement[];
+  /** Runs opened so far: the next one's number in its run id (credits/ledger.ts runIdFor). */
+  runCount: number;
 }
 
 export function newCall(init: { id: string; method: string; route: RouteConfig | null; routeLabel: string; ip: string; log: CallLog }): Call {
@@ -98,7 +101,8 @@ export function newCall(init: { id: string; method: string; route: RouteConfig |
     done: false,
     startedAt: performance.now(),
     abort: null,
-    settlement: null,
+    runs: [],
+    runCount: 0,
   };
 }
 

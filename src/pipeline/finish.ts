@@ -11,14 +11,20 @@ import type { Call } from './call.ts';
  */
 export const SETTLE_GRACE_MS = 5_000;
 
-/** Waits for the call's model run to settle, settling it after the grace period. */
+/** Waits for the call's open runs to settle, settling those still open after the grace period. */
 async function settled(call: Call): Promise<void> {
-  const s = call.settlement;
-  if (!s) return;
+  if (call.runs.length === 0) return;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, SETTLE_GRACE_MS, 'late')));
   try {
-    if ((await Promise.race([s.settled, late])) === 'late') await s.settle();
+    // A run may open another as it ends (a tool loop's next step): wait until none is open.
+    while (call.runs.length > 0) {
+      const open = [...call.runs];
+      if ((await Promise.race([Promise.allSettled(open.map((s) => s.settled)), late])) === 'late') {
+        await Promise.allSettled(call.runs.map((s) => s.settle()));
+        return;
+      }
+    }
   } catch {
     // A failed settlement is logged by the ledger; the row still gets written.
   } finally {
@@ -33,8 +39,8 @@ async function settled(call: Call): Promise<void> {
 export async function finishCall(services: Services, call: Call, status: number, latencyMs?: number): Promise<void> {
   if (call.done) return;
   call.done = true;
-  // The slot and the row wait for the run's settlement: its work holds the slot until it
-  // has stopped, and the row carries what the ledger charged.
+  // The slot and the row wait for the runs' settlements: their work holds the slot until
+  // it has stopped, and the row carries what the ledger charged.
   await settled(call);
   if (call.slotHeld && call.key) {
     call.slotHeld = false;

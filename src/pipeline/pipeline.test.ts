@@ -136,12 +136,12 @@ describe('a call without HTTP', () => {
     await authenticateCall(services, call, key);
     const run = await Run.open(services, call, { key: call.key!, model: 'agent', input: estimateInputTokens('x', 0), maxOutputTokens: 1_000 });
     const first = call.creditsReserved;
-    await run.extend(100, 1_000);
+    await run.extend(estimateInputTokens('x'.repeat(100), 0), 1_000);
     assert.ok(call.creditsReserved > first, 'the next step holds more');
     const held = (await server.admin('GET', `/accounts/${account.id}`)).body.reserved_credits;
     assert.equal(toMicro(held), call.creditsReserved);
     // A step the account cannot cover is refused; what was held stays as it was.
-    await assert.rejects(run.extend(100, 10_000_000), (e: unknown) => e instanceof ApiError && e.code === 'insufficient_quota');
+    await assert.rejects(run.extend(estimateInputTokens('x'.repeat(100), 0), 10_000_000), (e: unknown) => e instanceof ApiError && e.code === 'insufficient_quota');
     assert.equal(toMicro((await server.admin('GET', `/accounts/${account.id}`)).body.reserved_credits), call.creditsReserved);
     await run.close();
     assert.equal((await server.admin('GET', `/accounts/${account.id}`)).body.reserved_credits, 0);

@@ -5,7 +5,8 @@ import { configuredSecrets, type Config } from '../config.ts';
 import type { ChatModel } from '../contract/models.ts';
 import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
-import { createOpenAICompatibleProvider, loadUpstreamConfig, type Price } from './remote/openai-compatible/index.ts';
+import type { Price } from '../credits/pricing.ts';
+import { createOpenAICompatibleProvider, loadUpstreamConfig } from './remote/openai-compatible/index.ts';
 import type { ChatProvider, EmbeddingProvider } from './types.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
 

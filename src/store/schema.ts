@@ -85,9 +85,11 @@ export interface ActivityTable {
   latency_ms: number;
 }
 
-/** A ledger entry: one per request that ran a model, written when it settled (migrations 0003, 0005). */
+/** A ledger entry: one per run (a call's model run, step or fee), written when it settled (migrations 0003, 0005, 0021). */
 export interface CreditReservationsTable {
-  /** primary key: one entry per request */
+  /** primary key: the call's request id for its first run, `<request id>.N` for its further runs (migration 0021) */
+  run_id: string;
+  /** The call's request id (filled for older entries by 0021). */
   request_id: string;
   account_id: string;
   key_id: string | null;
@@ -111,6 +113,8 @@ export interface CreditReservationsTable {
 
 /** Credits held for a model call in flight (migration 0005); deleted when it settles. */
 export interface CreditHoldsTable {
+  /** As in credit_reservations (migration 0021). */
+  run_id: string;
   request_id: string;
   account_id: string;
   key_id: string | null;

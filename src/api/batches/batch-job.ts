@@ -5,6 +5,7 @@
 // crash cut off is recorded failed, not run again (at most once, like a request the
 // client sent once); when the ledger charged it (it ran, its answer was lost), it is
 // reported with its charge, which the batch's usage counts.
+import { sql } from 'kysely';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { JobContext } from '../../jobs/types.ts';
@@ -13,6 +14,7 @@ import type { Services } from '../../services.ts';
 import type { BatchesTable } from '../../store/schema.ts';
 import type { CallLog } from '../../pipeline/call.ts';
 import { fromMicro } from '../../accounts/money.ts';
+import { callRuns } from '../../credits/ledger.ts';
 import { serverError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { jsonText } from '../json-text.ts';
@@ -172,8 +174,15 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
    * belongs to a dead process and is released charging nothing.
    */
   async function recordCutOff(batch: BatchesTable, lineNo: number, customId: string, requestId: string | undefined) {
-    const entry = requestId
-      ? await db.selectFrom('credit_reservations').select(['charged', 'input_tokens', 'output_tokens']).where('request_id', '=', requestId).executeTakeFirst()
+    // The line's runs, one range of the ledger's key (callRuns), summed.
+    const range = requestId ? callRuns(requestId) : undefined;
+    const entry = range
+      ? await db
+          .selectFrom('credit_reservations')
+          .select([sql<number>`sum(charged)`.as('charged'), sql<number>`sum(coalesce(input_tokens, 0))`.as('input_tokens'), sql<number>`sum(coalesce(output_tokens, 0))`.as('output_tokens')])
+          .where('run_id', '>=', range.from)
+          .where('run_id', '<', range.to)
+          .executeTakeFirst()
       : undefined;
     const credits = Number(entry?.charged ?? 0);
     if (!entry || credits <= 0) return record(batch, lineNo, interrupted(customId, requestId ?? ''), false, 0, 0, 0);

@@ -46,10 +46,7 @@ export async function startChat(services: Services, stored: CompletionStore, too
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
   const source: AsyncIterable<StreamPart> = answersDirectly(body, key)
     ? services.chat.provider.chat(mapped.request, run.signal)
-    : runAgent(services.chat.provider, mapped.request, tools.available(key), run.signal, {
-        // Each further step holds credits for its own input and output cap first.
-        beforeStep: (messages) => run.extend(estimateInputTokens(messages, mapped.attachments).bound, maxTokens),
-      });
+    : runAgent(services.chat.provider, mapped.request, tools.available(key), run.signal, run.agentHooks(mapped.attachments, maxTokens));
   return {
     run,
     events: run.meter(source),

@@ -122,7 +122,7 @@ export async function createEmbeddings(services: Services, call: Call, body: Emb
       run.signal,
     );
     if (result.vectors.length !== inputs.texts.length) throw new Error(`the embeddings provider returned ${result.vectors.length} vectors for ${inputs.texts.length} inputs`);
-    run.observe({ type: 'finish', reason: 'stop', usage: { inputTokens: result.inputTokens ?? inputs.tokens, outputTokens: 0 } });
+    run.report({ inputTokens: result.inputTokens ?? inputs.tokens, outputTokens: 0 });
     return result.vectors;
   });
   if (!ran) return null;

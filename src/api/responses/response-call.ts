@@ -276,9 +276,7 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
   const source = serviceTools.length === 0
     ? services.chat.provider.chat(request, run.signal)
-    : runAgent(services.chat.provider, request, serviceTools, run.signal, {
-        beforeStep: (m) => run.extend(estimateInputTokens(m, counter.attachments).bound, maxTokens),
-      });
+    : runAgent(services.chat.provider, request, serviceTools, run.signal, run.agentHooks(counter.attachments, maxTokens));
   const include = (body.include ?? []) as string[];
 
   const createdAt = opts.createdAt ?? Math.floor(Date.now() / 1000);

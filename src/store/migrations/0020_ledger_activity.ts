@@ -25,6 +25,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) return;
   await sql`drop function if exists ledger_reserve(text[], text[], text[], bigint[], bigint, text, bigint)`.execute(db);
   await sql`drop function if exists ledger_settle(text[], bigint[], bigint)`.execute(db);
+  await createFunctions(db);
+}
+
+/** This migration's PostgreSQL functions (also what 0021's down brings back). */
+export async function createFunctions(db: Kysely<any>): Promise<void> {
   // As in 0012, with the call's endpoint and model written on each hold.
   await sql`
     create or replace function ledger_reserve(p_request_ids text[], p_account_ids text[], p_key_ids text[], p_amounts bigint[], p_at bigint, p_instance text, p_lease_until bigint,

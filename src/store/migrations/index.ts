@@ -20,6 +20,7 @@ import * as m0017 from './0017_containers.ts';
 import * as m0018 from './0018_skills.ts';
 import * as m0019 from './0019_container_blobs.ts';
 import * as m0020 from './0020_ledger_activity.ts';
+import * as m0021 from './0021_ledger_runs.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0018_skills': m0018,
   '0019_container_blobs': m0019,
   '0020_ledger_activity': m0020,
+  '0021_ledger_runs': m0021,
 };
 
 export const migrationProvider: MigrationProvider = {

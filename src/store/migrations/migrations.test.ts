@@ -1,5 +1,6 @@
 // The migration set on the engine the run selected: migration 0005 moves open
-// reservations out of the ledger into credit_holds and keeps settled entries.
+// reservations out of the ledger into credit_holds and keeps settled entries; 0021 keys
+// both by run, each old row its call's first run.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
@@ -11,7 +12,7 @@ import { Ledger } from '../../credits/ledger.ts';
 import { openStore } from '../db.ts';
 import { migrationProvider } from './index.ts';
 
-test('0005 moves open reservations into credit_holds and keeps settled entries; the ledger releases them', async () => {
+test('0005 moves open reservations into credit_holds and keeps settled entries, 0021 makes each its call\'s first run; the ledger releases them', async () => {
   const scratch = await scratchDatabase();
   try {
     const database: Config['database'] = scratch.url.startsWith('sqlite:') ? { kind: 'sqlite', file: scratch.url.slice('sqlite:'.length) } : { kind: 'postgres', url: scratch.url };
@@ -33,9 +34,9 @@ test('0005 moves open reservations into credit_holds and keeps settled entries; 
     const store = await openStore(database);
     try {
       const holds = await store.db.selectFrom('credit_holds').selectAll().execute();
-      assert.deepEqual(holds, [{ request_id: 'req_open', account_id: 'acct_m', key_id: 'key_1', amount: 1_500_000, created_at: 10, instance_id: null, lease_until: null, endpoint: null, model: null }]);
-      const entries = await store.db.selectFrom('credit_reservations').select(['request_id', 'status', 'charged']).execute();
-      assert.deepEqual(entries, [{ request_id: 'req_done', status: 'settled', charged: 400_000 }]);
+      assert.deepEqual(holds, [{ run_id: 'req_open', request_id: 'req_open', account_id: 'acct_m', key_id: 'key_1', amount: 1_500_000, created_at: 10, instance_id: null, lease_until: null, endpoint: null, model: null }]);
+      const entries = await store.db.selectFrom('credit_reservations').select(['run_id', 'request_id', 'status', 'charged']).execute();
+      assert.deepEqual(entries, [{ run_id: 'req_done', request_id: 'req_done', status: 'settled', charged: 400_000 }]);
 
       // The moved hold is an ordinary stale hold to the ledger now.
       const ledger = new Ledger(store, { error: () => undefined });

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, it } from 'node:test';
-import { costFromPrice, loadUpstreamConfig, priceFor } from './config.ts';
+import { usdFor } from '../../../credits/pricing.ts';
+import { loadUpstreamConfig, priceFor } from './config.ts';
 
 const base = { UPSTREAM_BASE_URL: 'http://127.0.0.1:8000/v1', UPSTREAM_MODEL_AGENT: 'qwen3-8b' };
 
@@ -104,7 +105,7 @@ describe('loadUpstreamConfig', () => {
   });
 
   it('computes a cost from the price table', () => {
-    assert.equal(costFromPrice({ inputPerMTok: 2, outputPerMTok: 8 }, { inputTokens: 1_000_000, outputTokens: 500_000 }), 6);
+    assert.equal(usdFor({ inputPerMTok: 2, outputPerMTok: 8 }, { inputTokens: 1_000_000, outputTokens: 500_000 }), 6);
   });
 
   describe('invalid values throw naming the variable', () => {

@@ -4,14 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ChatModel } from '../../../contract/models.ts';
-import type { Usage } from '../../types.ts';
-
-export interface Price {
-  /** USD per million input (prompt) tokens */
-  inputPerMTok: number;
-  /** USD per million output (completion, reasoning included) tokens */
-  outputPerMTok: number;
-}
+import type { Price } from '../../../credits/pricing.ts';
 
 export interface UpstreamConfig {
   /** e.g. http://127.0.0.1:8000/v1, no trailing slash */
@@ -231,9 +224,4 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
 /** The price table entry for one of our model ids. */
 export function priceFor(config: UpstreamConfig, model: ChatModel): Price {
   return config.prices[model];
-}
-
-/** USD cost of a usage by the price table (used when the upstream reports no cost). */
-export function costFromPrice(price: Price, usage: Usage): number {
-  return (usage.inputTokens * price.inputPerMTok + usage.outputTokens * price.outputPerMTok) / 1_000_000;
 }

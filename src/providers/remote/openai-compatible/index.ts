@@ -1,5 +1,5 @@
 // The OpenAI-compatible upstream provider (vLLM, Ollama, OpenRouter, OpenAI, ...).
-export { loadUpstreamConfig, priceFor, costFromPrice } from './config.ts';
-export type { UpstreamConfig, Price } from './config.ts';
+export { loadUpstreamConfig, priceFor } from './config.ts';
+export type { UpstreamConfig } from './config.ts';
 export { createOpenAICompatibleProvider } from './provider.ts';
 export type { OpenAICompatibleProvider, ProviderOptions } from './provider.ts';
