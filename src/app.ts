@@ -59,6 +59,7 @@ import { modelsRoutes } from './api/models/routes.ts';
 import { unsupportedRoutes } from './api/unsupported/routes.ts';
 import type { Config } from './config.ts';
 import { Router } from './http/router.ts';
+import { ADMIN } from './contract/roots.ts';
 import { createHttpServer, installPipeline } from './http/server.ts';
 import { Ledger } from './credits/ledger.ts';
 import { KeysService } from './keys/keys-service.ts';
@@ -213,10 +214,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   batchEndpoints.register(embeddingsBatchEndpoint(services));
   batchesRoutes(router, new Batches(store.db, jobs, services.files), batchEndpoints.urls);
   services.jobRunner.handle(batchJob, batchJobHandler(services, batchEndpoints, { concurrency: config.batchConcurrency }), { concurrency: config.batchJobs });
-  adminRoutes(http, services);
+  const admin = new Router(http, services, ADMIN);
+  adminRoutes(admin);
   options.routes?.(router);
-  // Last: the published contract lists what the routes above registered.
+  // Last: each root's published contract lists what the routes above registered.
   metaRoutes(router);
+  metaRoutes(admin);
   await http.ready();
 
   // Each running call's credit hold keeps its lease while this instance lives.

@@ -222,7 +222,7 @@ function enforce(name: string, rule: FieldRule, value: unknown): void {
   }
 }
 
-export function compileTable(fields: FieldTable, required: readonly string[] = []): CompiledTable {
+export function compileTable(fields: FieldTable, required: readonly string[] = [], strict = false): CompiledTable {
   const topLevel = new Map<string, FieldRule>();
   const nested: [string, string, FieldRule][] = [];
   const shape: Record<string, z.ZodType> = {};
@@ -260,6 +260,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
       for (const [name, value] of Object.entries(input)) {
         const rule = topLevel.get(name);
         if (!rule) {
+          if (strict) throw invalidRequest(`Unrecognized parameter: '${name}'.`, name);
           ignored.push(name);
           continue;
         }

@@ -1,30 +1,18 @@
-// GET /openapi.json: an OpenAPI 3.1 document generated from the contract tables of the
-// offered endpoints. Named schemas (zod `.meta({id})`) become components.
+// GET /openapi.json: an OpenAPI 3.1 document generated from the contract tables of a
+// root's offered endpoints. Named schemas (zod `.meta({id})`) become components.
 import { z } from 'zod';
 import { API_VERSION } from './capabilities.ts';
+import { V1, type Root } from './roots.ts';
 import type { EndpointContract, FieldRule, FieldTable } from './types.ts';
 
 type Json = Record<string, unknown>;
 
-const ERROR_SCHEMA = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['message', 'type', 'param', 'code'],
-      properties: {
-        message: { type: 'string' },
-        type: { type: 'string' },
-        param: { type: ['string', 'null'] },
-        code: { type: 'string' },
-      },
-    },
-  },
-};
-
 class SchemaCollector {
-  readonly components: Record<string, Json> = { Error: ERROR_SCHEMA };
+  readonly components: Record<string, Json>;
+
+  constructor(errorSchema: Json) {
+    this.components = { Error: errorSchema };
+  }
 
   /** Converts a zod schema; its $defs move to components and refs are rewritten. */
   convert(schema: z.ZodType, io: 'input' | 'output', scope: string): Json {
@@ -141,19 +129,16 @@ function operation(c: EndpointContract, schemas: SchemaCollector, isPublic: bool
   return op;
 }
 
-export function buildOpenApi(offered: readonly EndpointContract[], publicOps: ReadonlySet<string>, baseUrl: string) {
-  const schemas = new SchemaCollector();
+/** The OpenAPI document of a root's offered endpoints (its title, description and error shape). */
+export function buildOpenApi(offered: readonly EndpointContract[], publicOps: ReadonlySet<string>, baseUrl: string, root: Root = V1) {
+  const schemas = new SchemaCollector(root.errors.schema);
   const paths: Record<string, Json> = {};
   for (const c of offered) {
     (paths[c.path] ??= {})[c.method.toLowerCase()] = operation(c, schemas, publicOps.has(c.operationId));
   }
   return {
     openapi: '3.1.0',
-    info: {
-      title: 'agent-api',
-      version: API_VERSION,
-      description: 'A self-hosted subset of the reference AI API. Fields outside the contract are refused or ignored as GET /capabilities describes.',
-    },
+    info: { title: root.title, version: API_VERSION, description: root.description },
     servers: [{ url: baseUrl }],
     security: [{ bearerAuth: [] }],
     paths,

@@ -70,9 +70,6 @@ export type FieldTable = Readonly<Record<string, FieldRule>>;
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PATCH';
 
-/** Where the endpoint is mounted. */
-export type Root = 'v1';
-
 export interface EndpointContract {
   /** Stable id, the reference API's operationId where it has one (e.g. `createChatCompletion`). */
   readonly operationId: string;
@@ -91,6 +88,8 @@ export interface EndpointContract {
     readonly required?: readonly string[];
     /** A multipart endpoint that also takes a JSON object of the same fields (its files cannot be sent that way). */
     readonly alsoJson?: boolean;
+    /** A field outside the table is refused (400 naming it) instead of ignored and named in a header. */
+    readonly strict?: boolean;
   };
   /** Query string fields (values arrive as strings: schemas should coerce). */
   readonly query?: FieldTable;

@@ -6,7 +6,9 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../ids.ts';
+import { rootOf, type Root } from '../contract/roots.ts';
 import { type ApiError, expectationFailed, headersTooLarge, invalidRequest, requestTimeout, uriTooLong } from '../errors.ts';
+import { sendError } from './error-handler.ts';
 
 /** The parser's refusal, as our error: 431 for oversized headers, 408 for a request that took too long, else 400. */
 export function parserError(code: string | undefined): ApiError {
@@ -28,7 +30,11 @@ export function parserError(code: string | undefined): ApiError {
   }
 }
 
-/** Node's 'clientError': write the answer on the raw socket, where it still takes one, then close. */
+/**
+ * Node's 'clientError': write the answer on the raw socket, where it still takes one,
+ * then close. The request line may not even have been read, so no root is known: the
+ * compatible API's shape.
+ */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   // A response already under way on this socket cannot be followed by another.
@@ -49,10 +55,11 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
  * Node's 'checkExpectation' (an `Expect` header other than 100-continue): without a
  * listener Node answers a bare 417; this answers it in our shape.
  */
-export function answerExpectationFailed(_request: IncomingMessage, res: ServerResponse): void {
+export function answerExpectationFailed(request: IncomingMessage, res: ServerResponse, roots: readonly Root[]): void {
   const error = expectationFailed('The Expect header can only be 100-continue.');
-  const body = JSON.stringify(error.toBody());
-  res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': newId('req_'), connection: 'close' });
+  const { errors } = rootOf(request.url ?? '/', roots);
+  const body = JSON.stringify(errors.body(error));
+  res.writeHead(errors.status(error), { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': newId('req_'), connection: 'close' });
   res.end(body);
 }
 
@@ -64,5 +71,5 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
       : err.code === 'FST_ERR_BAD_URL'
         ? invalidRequest('The URL path is not valid (it has a malformed percent-encoding).')
         : invalidRequest('The request could not be routed.');
-  void reply.code(error.status).header('x-request-id', request.id).send(error.toBody());
+  void sendError(request, reply.header('x-request-id', request.id), error);
 }

@@ -1,8 +1,21 @@
-// One place renders every failure as {error: {message, type, param, code}}. Framework
+// One place renders every failure, in the error shape of the root the request is under
+// (contract/roots.ts; the compatible API's: {error: {message, type, param, code}}). Framework
 // errors caused by the request (bad JSON, wrong content type, body too large) are
 // 400s; anything unexpected is a logged 500 that reveals nothing internal.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { rootOf, type Root } from '../contract/roots.ts';
 import { ApiError, invalidRequest, notFound, serverError } from '../errors.ts';
+
+/** The root whose error shape a request's answer takes: its route's, else the one its URL is under. */
+export function rootFor(request: FastifyRequest): Root {
+  return request.routeOptions.config?.agent?.root ?? rootOf(request.url, request.server.roots);
+}
+
+/** An error answer in the shape of the request's root. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  const { errors } = rootFor(request);
+  return reply.code(errors.status(error)).send(errors.body(error));
+}
 
 function toApiError(err: FastifyError, bodyLimit: number, request: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
@@ -31,12 +44,11 @@ export function errorHandler(bodyLimit: number) {
     // Fastify closes the connection after a body it could not read; the unread rest is
     // discarded instead (linger.ts), so the client can finish sending and read this answer.
     if (apiError.status < 500 && reply.getHeader('connection') === 'close') reply.removeHeader('connection');
-    return reply.code(apiError.status).send(apiError.toBody());
+    return sendError(request, reply, apiError);
   };
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0];
-  const err = notFound(`Unknown request URL: ${request.method} ${path}.`);
-  return reply.code(err.status).send(err.toBody());
+  return sendError(request, reply, notFound(`Unknown request URL: ${request.method} ${path}.`));
 }

@@ -1,5 +1,6 @@
 // The HTTP adapter of the one JSON parser (pipeline/json/text.ts): Fastify's
-// application/json parser, a large body going to the worker pool.
+// application/json parser, a large body going to the worker pool; on a root whose
+// bodies are raw (contract/roots.ts) a JSON body is left as its bytes.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { clientGone, JsonParsePool } from '../pipeline/json/parse-pool.ts';
@@ -12,10 +13,14 @@ export function mayBeLarge(headers: IncomingHttpHeaders): boolean {
   return !(Number(length) <= LARGE_JSON_BYTES);
 }
 
+/** A route on a root whose bodies are passed through unparsed (a gateway forwards them byte for byte). */
+const rawBodies = (request: FastifyRequest) => request.routeOptions.config?.agent?.root?.bodies === 'raw';
+
 export function installJsonBodyParser(app: FastifyInstance, pool = new JsonParsePool()): void {
   app.addHook('onClose', () => pool.close());
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer, done) => {
+    if (rawBodies(request)) return done(null, body);
     if (body.length > LARGE_JSON_BYTES) {
       const gone = () => request.raw.socket?.destroyed ?? true;
       pool.parse(body, request.state?.route?.contract, gone).then(
@@ -32,3 +37,4 @@ export function installJsonBodyParser(app: FastifyInstance, pool = new JsonParse
     }
   });
 }
+

@@ -1,9 +1,11 @@
-// Registers endpoints from their contracts, so a family contributes only its contract
-// entries and handlers; the pipeline steps are shared. Whatever is registered here is
-// "offered" and appears in /capabilities and /openapi.json.
+// Registers a root's endpoints from their contracts, so a family contributes only its
+// contract entries and handlers; the pipeline steps are shared. Whatever is registered
+// here is "offered" and appears in the root's published documents (/openapi.json, and
+// /capabilities on /v1).
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { BodyOf, EndpointContract, QueryOf } from '../contract/types.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
+import { V1, type Root } from '../contract/roots.ts';
 import type { Services } from '../services.ts';
 import { compileContract } from '../pipeline/contract.ts';
 import type { AuthMode, RouteConfig } from './request-state.ts';
@@ -34,15 +36,24 @@ export class Router {
   constructor(
     readonly app: FastifyInstance,
     readonly services: Services,
-    readonly prefix = '/v1',
-  ) {}
+    readonly root: Root = V1,
+  ) {
+    // The error handler renders by the root a request is under (a matched route's, else by prefix).
+    if (!app.roots.includes(root)) app.roots.push(root);
+    app.roots.sort((a, b) => b.prefix.length - a.prefix.length);
+  }
 
-  endpoint<C extends EndpointContract>(contract: C, handler: Handler<C>, auth: AuthMode = 'key'): void {
+  get prefix(): string {
+    return this.root.prefix;
+  }
+
+  /** `auth`: the root's unless the endpoint says otherwise (`none`: public). */
+  endpoint<C extends EndpointContract>(contract: C, handler: Handler<C>, auth: AuthMode = this.root.auth): void {
     // Compiled now: a table that cannot work stops start-up, not a request.
     compileContract(contract);
     this.offered.push(contract);
     if (auth === 'none') this.publicOps.add(contract.operationId);
-    const config: RouteConfig = { auth, contract, endpoint: this.prefix + contract.path };
+    const config: RouteConfig = { auth, contract, endpoint: this.prefix + contract.path, root: this.root };
     this.app.route({
       method: contract.method as HTTPMethods,
       url: this.prefix + toFastifyPath(contract.path),
@@ -57,5 +68,12 @@ export class Router {
           key: request.state.key!,
         }),
     });
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The roots registered on this app, longest prefix first (decorated in installPipeline). */
+    roots: Root[];
   }
 }

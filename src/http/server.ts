@@ -17,6 +17,7 @@ import { limitsStep } from './limits-step.ts';
 import { installMultipartBodyParser } from './multipart-body.ts';
 import { requestIdStep } from './request-id.ts';
 import type { Call } from '../pipeline/call.ts';
+import type { Root } from '../contract/roots.ts';
 import './request-state.ts';
 
 /** The longest a log line waits in the buffer before it is written. */
@@ -59,7 +60,8 @@ export function createHttpServer(config: Config, logStream?: DestinationStream):
     clientErrorHandler,
     frameworkErrors,
   });
-  app.server.on('checkExpectation', answerExpectationFailed);
+  app.decorate('roots', [] as Root[]);
+  app.server.on('checkExpectation', (request, res) => answerExpectationFailed(request, res, app.roots));
   return app;
 }
 

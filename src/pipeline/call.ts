@@ -1,6 +1,7 @@
 // One call through the pipeline, whatever carried it: an HTTP request, a batch line, a
 // background job, a WebSocket turn. The steps (authenticate.ts, contract.ts, admit.ts,
 // finish.ts) are plain functions over it; http/ adapts Fastify's hooks to them.
+import type { Root } from '../contract/roots.ts';
 import type { EndpointContract } from '../contract/types.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 
@@ -11,6 +12,8 @@ export interface RouteConfig {
   contract?: EndpointContract;
   /** For the activity log: the route as written in the contract, e.g. /v1/models/{model}. */
   endpoint: string;
+  /** The root it is under (its error shape); absent: the compatible API's. */
+  root?: Root;
 }
 
 /** What the steps log through: pino's shape, so a Fastify request logger or a child logger fits. */

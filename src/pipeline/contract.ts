@@ -21,7 +21,7 @@ export function compileContract(contract: EndpointContract): CompiledContract {
   if (!c) {
     try {
       c = {
-        ...(contract.body ? { body: compileTable(contract.body.fields, contract.body.required) } : {}),
+        ...(contract.body ? { body: compileTable(contract.body.fields, contract.body.required, contract.body.strict === true) } : {}),
         ...(contract.query ? { query: compileTable(contract.query) } : {}),
       };
     } catch (err) {
@@ -47,7 +47,8 @@ export function checkCall(call: Call, input: CallInput): void {
   if (!contract) return;
   const tables = compileContract(contract);
   if (contract.params && input.params) call.params = checkParams(contract, input.params);
-  if (tables.body) {
+  // A raw root's body is forwarded as it came: the handler has its bytes (contract/roots.ts).
+  if (tables.body && call.route?.root?.bodies !== 'raw') {
     // A large JSON body was checked on a worker thread (json/parse-pool.ts): what it found is applied in the same order.
     const pre = input.body instanceof CheckedBody ? input.body : null;
     const body = pre ? pre.caller : contract.body?.type === 'multipart' ? formFields(input.body, contract.body.alsoJson === true) : (input.body ?? {});

@@ -4,15 +4,13 @@
 // ids each key can read, and a check that every operation's base request is accepted.
 import { ALL_SWITCHES } from '../helpers/test-server.ts';
 import { SchemaSet } from './json-schema.ts';
-import { adminOperations, v1Operations, type Operation } from './operations.ts';
+import { rootOperations, type Operation } from './operations.ts';
 import { sendRaw } from './raw-http.ts';
 import { baseBody, baseForm, formRequest, ownPath, request, schemasOf, whoFor, type IdPool, type Who, type World } from './world.ts';
 
 export interface Setup {
   world: World;
   accounts: { A: string; B: string };
-  /** admin routes with a body that ADMIN_SCHEMAS does not describe */
-  unlistedAdmin: string[];
   /** operations whose base request was not answered 2xx, and why */
   baseRefused: string[];
   /** key B's objects as B reads them, to compare after the run */
@@ -54,13 +52,13 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
 
   const doc = await must(call(origin, 'GET', '/v1/openapi.json', keyA.key), 'openapi.json');
   const caps = await must(call(origin, 'GET', '/v1/capabilities', keyA.key), 'capabilities');
-  const adminOps = adminOperations();
-  const ops: Operation[] = [...v1Operations(doc, caps), ...adminOps.ops];
+  const adminDoc = await must(call(origin, 'GET', '/admin/v1/openapi.json', adminToken), 'admin openapi.json');
+  const ops: Operation[] = [...rootOperations(doc, 'v1', '/v1', caps), ...rootOperations(adminDoc, 'admin', '/admin/v1')];
 
   const modelsOf = async (key: string) => ((await must(call(origin, 'GET', '/v1/models', key), 'models')).data as { id: string }[]).map((m) => m.id);
   const world: World = {
     v1: new SchemaSet(doc.components.schemas),
-    admin: new SchemaSet({}),
+    admin: new SchemaSet(adminDoc.components.schemas),
     ops,
     secrets: { A: keyA.key, B: keyB.key, admin: adminToken },
     models: { A: await modelsOf(keyA.key), B: await modelsOf(keyB.key) },
@@ -147,5 +145,5 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
     world.baseOk.set(op.id, r.status >= 200 && r.status < 300);
     if (!world.baseOk.get(op.id)) baseRefused.push(`${op.id}: ${r.status} ${r.text.slice(0, 200)}`);
   }
-  return { world, accounts: { A: A.id, B: B.id }, unlistedAdmin: adminOps.unlisted, baseRefused, bObjects, websocketKey: { id: keyW.id, secret: keyW.key } };
+  return { world, accounts: { A: A.id, B: B.id }, baseRefused, bObjects, websocketKey: { id: keyW.id, secret: keyW.key } };
 }
