@@ -65,7 +65,7 @@ import { Ledger } from './credits/ledger.ts';
 import { KeysService } from './keys/keys-service.ts';
 import { AdminTokens } from './keys/admin-tokens.ts';
 import { ensureBootstrapKey } from './bootstrap/bootstrap-key.ts';
-import { createChatBackend, type ChatBackend } from './providers/index.ts';
+import { createChatBackend, enginesFor, type ChatBackend } from './providers/index.ts';
 import { KeyCaps } from './limits/key-caps.ts';
 import { MemoryLimits } from './limits/memory-limits.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -112,6 +112,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const accounts = new AccountsService(store.db);
   const metrics = new Metrics();
   const jobs = new JobQueue(store);
+  const chat = options.chat ?? createChatBackend(config, options.env, upstreamCallRecorder(metrics, http.log));
   const services: Services = {
     config,
     log: http.log,
@@ -123,7 +124,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs, config.instanceId),
     ledger: new Ledger(store, http.log, config.instanceId, config.holdLeaseMs),
-    chat: options.chat ?? createChatBackend(config, options.env, upstreamCallRecorder(metrics, http.log)),
+    chat,
+    engines: enginesFor(config, chat),
     metrics,
     jobs,
     jobRunner: new JobRunner(jobs, {
@@ -257,7 +259,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         services.ledger.stopLeaseRenewal();
         stopLocalSweep();
         await services.activity.close();
-        await services.chat.provider.close?.();
+        for (const engine of services.engines.all()) await (engine as { close?: () => Promise<void> }).close?.();
         await services.limits.close();
         await index.close();
         await closeDocumentSandbox();

@@ -13,6 +13,7 @@ import type { Ledger } from './credits/ledger.ts';
 import type { JobQueue } from './jobs/job-queue.ts';
 import type { JobRunner } from './jobs/job-runner.ts';
 import type { Metrics } from './observability/metrics.ts';
+import type { Engines } from './providers/engines.ts';
 import type { ChatBackend } from './providers/index.ts';
 import type { Store } from './store/db.ts';
 import type { StoredFiles } from './api/files/stored-files.ts';
@@ -29,8 +30,10 @@ export interface Services {
   readonly caps: KeyCaps;
   readonly activity: ActivityLog;
   readonly ledger: Ledger;
-  /** The chat model provider (offline engine or upstream) and its prices. */
+  /** What the configuration chose for chat (the upstream's host and probe, for logs and /readyz). */
   readonly chat: ChatBackend;
+  /** The engines by capability and model id, with their prices (providers/engines.ts). */
+  readonly engines: Engines;
   /** Prometheus metrics of this app (GET /metrics). */
   readonly metrics: Metrics;
   /** Durable jobs: enqueue, cancel, look up. */

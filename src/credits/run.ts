@@ -83,7 +83,7 @@ export class Run {
     opts: { key: KeyRecord; input: InputEstimate; maxOutputTokens: number } & ({ model: ChatModel } | { price: Price }),
   ): Promise<Run> {
     const { key, input } = opts;
-    const price = 'price' in opts ? opts.price : services.chat.price(opts.model);
+    const price = 'price' in opts ? opts.price : services.engines.price('chat', opts.model);
     // The activity log owes this call a row from now on: until it is written, a crash
     // leaves it to be rebuilt from the ledger entry (activity/recover.ts).
     const owed = services.activity.expect(call.id);

@@ -57,7 +57,7 @@ describe('a call without HTTP', () => {
       slotHeld = call.slotHeld;
       assert.match(call.headers['x-ratelimit-limit-requests'] ?? '', /^\d+$/);
       const run = await Run.open(services, call, { key: call.key!, model: 'agent', input: estimateInputTokens(call.body.messages, 0), maxOutputTokens: 50 });
-      for await (const e of run.meter(services.chat.provider.chat({ model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], maxTokens: 50 }, run.signal))) {
+      for await (const e of run.meter(services.engines.for('chat', 'agent').chat({ model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], maxTokens: 50 }, run.signal))) {
         if (e.type === 'text-delta') text += e.delta;
       }
       return (await run.close()).credits;

@@ -7,6 +7,8 @@ import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
 import type { Price } from '../credits/pricing.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig } from './remote/openai-compatible/index.ts';
+import { CHAT_MODELS, EMBEDDING_MODELS } from '../contract/models.ts';
+import { embeddingPrice, Engines } from './engines.ts';
 import type { ChatProvider, EmbeddingProvider } from './types.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
 
@@ -32,4 +34,16 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
     return { provider, price: (m) => upstream.prices[m], describe: host, upstream: { host, probe: (ms) => provider.probe(ms) }, embeddings };
   }
   return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline', embeddings: createLexicalEmbeddings() };
+}
+
+/**
+ * The engines by capability the backend's configuration chose: its chat provider for
+ * every chat model, its embedder (else the built-in one) for every embedding model,
+ * each at its configured price.
+ */
+export function enginesFor(config: Config, backend: ChatBackend): Engines {
+  return new Engines()
+    .register('chat', CHAT_MODELS, backend.provider, (m) => backend.price(m as ChatModel))
+    .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices))
+    .check();
 }

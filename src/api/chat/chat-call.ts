@@ -44,9 +44,10 @@ export async function startChat(services: Services, stored: CompletionStore, too
   const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);
   const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents], mapped.attachments);
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
+  const provider = services.engines.for('chat', model);
   const source: AsyncIterable<StreamPart> = answersDirectly(body, key)
-    ? services.chat.provider.chat(mapped.request, run.signal)
-    : runAgent(services.chat.provider, mapped.request, tools.available(key), run.signal, run.agentHooks(mapped.attachments, maxTokens));
+    ? provider.chat(mapped.request, run.signal)
+    : runAgent(provider, mapped.request, tools.available(key), run.signal, run.agentHooks(mapped.attachments, maxTokens));
   return {
     run,
     events: run.meter(source),

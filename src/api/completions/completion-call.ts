@@ -36,7 +36,7 @@ export async function startCompletion(services: Services, call: Call, body: Comp
   const run = await Run.open(services, call, { key, model, input: estimateInputTokens(prompt, 0), maxOutputTokens: maxTokens });
   return {
     run,
-    events: run.meter(services.chat.provider.complete(request, run.signal)),
+    events: run.meter(services.engines.for('chat', model).complete(request, run.signal)),
     base: { id: newId('cmpl-'), object: 'text_completion', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'agent-api' },
   };
 }

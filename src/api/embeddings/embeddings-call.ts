@@ -14,8 +14,6 @@ import { Run } from '../../credits/run.ts';
 import { invalidRequest, serverError } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { callSignal, type Call } from '../../pipeline/call.ts';
-import { createLexicalEmbeddings } from '../../providers/inline/lexical-embeddings.ts';
-import type { EmbeddingProvider } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { decodeTokens, TokenCounter, UnknownTokenError } from '../../text/tokenizer.ts';
 import type { BatchEndpoint } from '../batches/batch-endpoints.ts';
@@ -24,8 +22,6 @@ import { consume } from '../stream-answer.ts';
 
 export type EmbeddingsBody = BodyOf<typeof createEmbedding>;
 
-/** What a chat backend without embeddings (a test's) answers with. */
-const builtIn = createLexicalEmbeddings();
 /** Work between two turns of the event loop while decoding token arrays (ms). */
 const SLICE_MS = 4;
 
@@ -103,10 +99,10 @@ export async function createEmbeddings(services: Services, call: Call, body: Emb
     }
   }
   const inputs = await readInputs(body.input, callSignal(call));
-  const provider: EmbeddingProvider = services.chat.embeddings ?? builtIn;
+  const provider = services.engines.for('embeddings', model);
   const run = await Run.open(services, call, {
     key,
-    price: { inputPerMTok: services.config.embeddingPrices[spec.runs], outputPerMTok: 0 },
+    price: services.engines.price('embeddings', model),
     input: { bound: provider.reportsUsage ? inputs.bound : inputs.tokens, counted: async () => inputs.tokens },
     maxOutputTokens: 0,
   });

@@ -108,7 +108,7 @@ export async function compact(services: Services, deps: ResponsesDeps & { compac
   const run = await Run.open(services, call, { key, model, input: estimateInputTokens(messages, counter.attachments), maxOutputTokens: SUMMARY_TOKENS });
   const ran = await consume(run, run.signal, async () => {
     let summary = '';
-    for await (const p of run.meter(services.chat.provider.chat({ model, messages, maxTokens: SUMMARY_TOKENS, requestId: call.id }, run.signal))) {
+    for await (const p of run.meter(services.engines.for('chat', model).chat({ model, messages, maxTokens: SUMMARY_TOKENS, requestId: call.id }, run.signal))) {
       if (p.type === 'text-delta') summary += p.delta;
     }
     return summary;

@@ -275,8 +275,8 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   const estimate = estimateInputTokens([messages, mapped.functions, hosted.map((t) => t.definition), body.text?.format], counter.attachments);
   const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
   const source = serviceTools.length === 0
-    ? services.chat.provider.chat(request, run.signal)
-    : runAgent(services.chat.provider, request, serviceTools, run.signal, run.agentHooks(counter.attachments, maxTokens));
+    ? services.engines.for('chat', model).chat(request, run.signal)
+    : runAgent(services.engines.for('chat', model), request, serviceTools, run.signal, run.agentHooks(counter.attachments, maxTokens));
   const include = (body.include ?? []) as string[];
 
   const createdAt = opts.createdAt ?? Math.floor(Date.now() / 1000);

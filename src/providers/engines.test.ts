@@ -1,0 +1,42 @@
+// Engines by capability: registered for what they do and which model ids, found per
+// model id with their price; a later registration of a model takes it over; every model
+// id of every capability must have one.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadConfig } from '../config.ts';
+import { CHAT_MODELS } from '../contract/models.ts';
+import { Engines } from './engines.ts';
+import { enginesFor } from './index.ts';
+import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
+import type { ChatProvider } from './types.ts';
+
+const engine = (name: string): ChatProvider => ({ name, chat: () => (async function* () {})(), complete: () => (async function* () {})() });
+
+test('an engine per capability and model id, with its price; a model can have its own', () => {
+  const offline = engine('offline');
+  const upstream = engine('upstream');
+  const engines = new Engines()
+    .register('chat', CHAT_MODELS, offline, () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
+    .register('chat', ['agent-think'], upstream, () => ({ inputPerMTok: 3, outputPerMTok: 15 }))
+    .register('embeddings', ['agent-embed', 'agent-embed-large', 'text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002'], createLexicalEmbeddings(), () => ({ inputPerMTok: 0.02, outputPerMTok: 0 }))
+    .check();
+  assert.equal(engines.for('chat', 'agent'), offline);
+  assert.equal(engines.for('chat', 'agent-think'), upstream);
+  assert.deepEqual(engines.price('chat', 'agent-think'), { inputPerMTok: 3, outputPerMTok: 15 });
+  assert.equal(engines.for('embeddings', 'agent-embed').name, 'lexical');
+  assert.deepEqual(new Set(engines.all().map((e) => (e as { name: string }).name)), new Set(['offline', 'upstream', 'lexical']));
+  assert.throws(() => engines.for('chat', 'agent-embed'), /no chat engine serves the model agent-embed/);
+});
+
+test('a capability with a model id nobody serves stops start-up', () => {
+  assert.throws(() => new Engines().register('chat', ['agent'], engine('x'), () => ({ inputPerMTok: 0, outputPerMTok: 0 })).check(), /no chat engine for agent-think/);
+});
+
+test("the configuration's engines: the chat backend for chat models, the built-in embedder at the configured prices", () => {
+  const config = loadConfig({ DATA_DIR: '/tmp/agent-api-engines-test' });
+  const chat = engine('configured');
+  const engines = enginesFor(config, { provider: chat, price: () => ({ inputPerMTok: 1, outputPerMTok: 2 }), describe: 'test' });
+  for (const model of CHAT_MODELS) assert.equal(engines.for('chat', model), chat);
+  assert.equal(engines.price('embeddings', 'agent-embed').inputPerMTok, config.embeddingPrices['text-embedding-3-small']);
+  assert.equal(engines.price('embeddings', 'agent-embed-large').inputPerMTok, config.embeddingPrices['text-embedding-3-large']);
+});
