@@ -11,7 +11,10 @@
 //      so answers per second are printed too).
 // Prints figures and the ratio responses/chat (target: within 10%); no assertions.
 //
-//   npm run bench:responses   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_C1_REQUESTS, BENCH_DATABASE_URL)
+//   npm run bench:responses   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_C1_REQUESTS, BENCH_DATABASE_URL,
+//                              BENCH_BASELINE: another checkout with its own node_modules, measured
+//                              the same way in the same run, each phase right after this tree's)
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -147,11 +150,11 @@ async function concurrent(port: number, surface: Surface): Promise<{ eventsPerSe
   return { eventsPerSec: events / s, answersPerSec: answers / s };
 }
 
-async function measure(label: string, upstream: string | undefined): Promise<void> {
+async function measure(label: string, upstream: string | undefined, dir = root): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-responses-'));
   const port = await freePort();
   const api = await startChild(
-    ['--import', 'tsx', path.join(root, 'src/main.ts')],
+    ['--import', 'tsx', path.join(dir, 'src/main.ts')],
     {
       PORT: String(port),
       DATA_DIR: dataDir,
@@ -166,6 +169,8 @@ async function measure(label: string, upstream: string | undefined): Promise<voi
     },
     `http://127.0.0.1:${port}/healthz`,
     20_000,
+    false,
+    dir,
   );
   try {
     const seq = await sequential(port);
@@ -189,9 +194,19 @@ async function measure(label: string, upstream: string | undefined): Promise<voi
 
 const fakePort = await freePort();
 const fake = await startChild([path.join(root, 'bench/fake-upstream.mjs')], { PORT: String(fakePort) }, `http://127.0.0.1:${fakePort}/`, 10_000);
+const baseline = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
+const commitOf = (dir: string) => {
+  try {
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+};
+const builds = [{ label: `this tree (${commitOf(root)})`, dir: root }, ...(baseline ? [{ label: `baseline @${commitOf(baseline)}`, dir: baseline }] : [])];
 try {
-  await measure('offline engine', undefined);
-  await measure('zero-latency fake upstream', `http://127.0.0.1:${fakePort}/v1`);
+  for (const [phase, upstream] of [['offline engine', undefined], ['zero-latency fake upstream', `http://127.0.0.1:${fakePort}/v1`]] as const) {
+    for (const b of builds) await measure(builds.length > 1 ? `${phase}: ${b.label}` : phase, upstream, b.dir);
+  }
 } finally {
   await stopChild(fake);
 }
