@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import { loadConfig } from '../config.ts';
 import { CHAT_MODELS } from '../contract/models.ts';
 import { Engines } from './engines.ts';
-import { enginesFor } from './index.ts';
+import { createChatBackend, enginesFor } from './index.ts';
+import { createOfflineEngine } from './inline/offline/index.ts';
 import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
 import type { ChatProvider } from './types.ts';
 
@@ -39,4 +40,17 @@ test("the configuration's engines: the chat backend for chat models, the built-i
   for (const model of CHAT_MODELS) assert.equal(engines.for('chat', model), chat);
   assert.equal(engines.price('embeddings', 'agent-embed').inputPerMTok, config.embeddingPrices['text-embedding-3-small']);
   assert.equal(engines.price('embeddings', 'agent-embed-large').inputPerMTok, config.embeddingPrices['text-embedding-3-large']);
+});
+
+test('UPSTREAM_MODEL_AGENT_THINK=offline: agent goes upstream, agent-think stays on the offline engine at its offline price', () => {
+  const config = loadConfig({ DATA_DIR: '/tmp/agent-api-engines-test' });
+  const env = { UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v1', UPSTREAM_MODEL_AGENT: 'served-model', UPSTREAM_MODEL_AGENT_THINK: 'offline', UPSTREAM_PRICE_INPUT_PER_MTOK: '5' };
+  const backend = createChatBackend(config, env);
+  const engines = enginesFor(config, backend);
+  assert.equal(engines.for('chat', 'agent'), backend.provider);
+  assert.notEqual(engines.for('chat', 'agent-think'), backend.provider);
+  assert.equal(engines.for('chat', 'agent-think').name, createOfflineEngine().name);
+  assert.equal(engines.price('chat', 'agent').inputPerMTok, 5);
+  assert.deepEqual(engines.price('chat', 'agent-think'), config.offlinePrices['agent-think']);
+  assert.match(backend.describe, /agent-think offline/);
 });

@@ -22,7 +22,12 @@ export interface ChatBackend {
   upstream?: { host: string; probe(timeoutMs: number): Promise<void> };
   /** /v1/embeddings: the upstream's /embeddings, or the built-in lexical embedder (absent: the built-in one). */
   embeddings?: EmbeddingProvider;
+  /** Chat models served by another engine than `provider` (an upstream's model named `offline` runs on the offline engine). */
+  perModel?: Partial<Record<ChatModel, { provider: ChatProvider; price: Price }>>;
 }
+
+/** The upstream model name that keeps one of our models on the offline engine. */
+export const OFFLINE = 'offline';
 
 export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = process.env, observer?: UpstreamObserver): ChatBackend {
   const upstream = loadUpstreamConfig(env);
@@ -31,19 +36,25 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
     const provider = createOpenAICompatibleProvider(upstream, { secrets: configuredSecrets(config), ...(observer ? { observer } : {}) });
     const host = new URL(upstream.baseUrl).host;
     const embeddings: EmbeddingProvider = upstream.embeddings === 'upstream' ? { name: 'openai-compatible', reportsUsage: true, embed: (r, s) => provider.embed(r, s) } : createLexicalEmbeddings();
-    return { provider, price: (m) => upstream.prices[m], describe: host, upstream: { host, probe: (ms) => provider.probe(ms) }, embeddings };
+    // A model whose upstream name is `offline` stays on the offline engine (one upstream model, one offline).
+    const offline = CHAT_MODELS.filter((m) => upstream.models[m] === OFFLINE);
+    const engine = offline.length > 0 ? createOfflineEngine() : undefined;
+    const perModel = Object.fromEntries(offline.map((m) => [m, { provider: engine!, price: config.offlinePrices[m] }]));
+    const describe = offline.length > 0 ? `${host} (${offline.join(', ')} offline)` : host;
+    return { provider, price: (m) => upstream.prices[m], describe, upstream: { host, probe: (ms) => provider.probe(ms) }, embeddings, perModel };
   }
   return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline', embeddings: createLexicalEmbeddings() };
 }
 
 /**
  * The engines by capability the backend's configuration chose: its chat provider for
- * every chat model, its embedder (else the built-in one) for every embedding model,
- * each at its configured price.
+ * every chat model but those with their own engine, its embedder (else the built-in
+ * one) for every embedding model, each at its configured price.
  */
 export function enginesFor(config: Config, backend: ChatBackend): Engines {
-  return new Engines()
+  const engines = new Engines()
     .register('chat', CHAT_MODELS, backend.provider, (m) => backend.price(m as ChatModel))
-    .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices))
-    .check();
+    .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices));
+  for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);
+  return engines.check();
 }
