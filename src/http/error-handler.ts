@@ -8,7 +8,7 @@ import { ApiError, invalidRequest, notFound, serverError } from '../errors.ts';
 
 /** The root whose error shape a request's answer takes: its route's, else the one its URL is under. */
 export function rootFor(request: FastifyRequest): Root {
-  return request.routeOptions.config?.agent?.root ?? rootOf(request.url, request.server.roots);
+  return request.state?.route?.root ?? request.routeOptions.config?.agent?.root ?? rootOf(request.url, request.server.roots);
 }
 
 /** An error answer in the shape of the request's root. */

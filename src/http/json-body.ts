@@ -14,7 +14,7 @@ export function mayBeLarge(headers: IncomingHttpHeaders): boolean {
 }
 
 /** A route on a root whose bodies are passed through unparsed (a gateway forwards them byte for byte). */
-const rawBodies = (request: FastifyRequest) => request.routeOptions.config?.agent?.root?.bodies === 'raw';
+const rawBodies = (request: FastifyRequest) => request.state?.route?.root?.bodies === 'raw';
 
 export function installJsonBodyParser(app: FastifyInstance, pool = new JsonParsePool()): void {
   app.addHook('onClose', () => pool.close());

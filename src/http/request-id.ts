@@ -8,12 +8,14 @@ import { newCall } from '../pipeline/call.ts';
 const CLIENT_REQUEST_ID = /^[\x20-\x7e]{1,512}$/;
 
 export async function requestIdStep(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const route = request.routeOptions.config.agent ?? null;
+  // Fastify builds routeOptions anew on every read: once.
+  const options = request.routeOptions;
+  const route = options.config.agent ?? null;
   const call = (request.state = newCall({
     id: request.id,
     method: request.method,
     route,
-    routeLabel: route?.endpoint ?? request.routeOptions.url ?? 'unmatched',
+    routeLabel: route?.endpoint ?? options.url ?? 'unmatched',
     ip: request.ip,
     log: request.log,
   }));
