@@ -13,7 +13,8 @@
 //
 //   npm run bench:responses   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_C1_REQUESTS, BENCH_DATABASE_URL,
 //                              BENCH_BASELINE: another checkout with its own node_modules, measured
-//                              the same way in the same run, each phase right after this tree's)
+//                              the same way in the same run, each phase right after this tree's;
+//                              BENCH_BASELINE_FIRST=1: right before it, to see what the order does)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -203,6 +204,7 @@ const commitOf = (dir: string) => {
   }
 };
 const builds = [{ label: `this tree (${commitOf(root)})`, dir: root }, ...(baseline ? [{ label: `baseline @${commitOf(baseline)}`, dir: baseline }] : [])];
+if (process.env.BENCH_BASELINE_FIRST === '1') builds.reverse();
 try {
   for (const [phase, upstream] of [['offline engine', undefined], ['zero-latency fake upstream', `http://127.0.0.1:${fakePort}/v1`]] as const) {
     for (const b of builds) await measure(builds.length > 1 ? `${phase}: ${b.label}` : phase, upstream, b.dir);
