@@ -60,6 +60,7 @@ import { unsupportedRoutes } from './api/unsupported/routes.ts';
 import type { Config } from './config.ts';
 import { Router } from './http/router.ts';
 import { ADMIN } from './contract/roots.ts';
+import { isAllowEmpty, OutboundGuard, parseOutboundAllow } from './outbound/guard.ts';
 import { createHttpServer, installPipeline } from './http/server.ts';
 import { Ledger } from './credits/ledger.ts';
 import { KeysService } from './keys/keys-service.ts';
@@ -112,6 +113,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const accounts = new AccountsService(store.db);
   const metrics = new Metrics();
   const jobs = new JobQueue(store);
+  const outboundAllow = parseOutboundAllow(config.outboundAllow);
+  if (!isAllowEmpty(outboundAllow)) {
+    http.log.warn({ allow: config.outboundAllow }, 'AGENT_API_OUTBOUND_ALLOW is set: these addresses are exempt from the outbound guard (plain http and private addresses allowed); for tests only');
+  }
   const chat = options.chat ?? createChatBackend(config, options.env, upstreamCallRecorder(metrics, http.log));
   const services: Services = {
     config,
@@ -126,6 +131,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     ledger: new Ledger(store, http.log, config.instanceId, config.holdLeaseMs),
     chat,
     engines: enginesFor(config, chat),
+    outbound: new OutboundGuard({ allow: outboundAllow }),
     metrics,
     jobs,
     jobRunner: new JobRunner(jobs, {
@@ -259,6 +265,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         services.ledger.stopLeaseRenewal();
         stopLocalSweep();
         await services.activity.close();
+        await services.outbound.dispatcher.close();
         for (const engine of services.engines.all()) await (engine as { close?: () => Promise<void> }).close?.();
         await services.limits.close();
         await index.close();

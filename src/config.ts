@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { MAX_CREDITS } from './accounts/money.ts';
+import { isValidOutboundAllow } from './outbound/guard.ts';
 
 const number = () => z.coerce.number({ error: 'must be a number' }).finite('must be a number');
 const intFrom = (def: number, min = 0) => number().int('must be a whole number').min(min, `must be at least ${min}`).default(def);
@@ -37,6 +38,7 @@ const envSchema = z.object({
     .refine((n) => n <= MAX_CREDITS, `must be at most ${MAX_CREDITS}`)
     .refine((n) => Number(n.toFixed(6)) === n, 'must have at most 6 decimal places'),
   AGENT_API_TRUSTED_PROXIES: optionalString,
+  AGENT_API_OUTBOUND_ALLOW: optionalString.refine((v) => v === undefined || isValidOutboundAllow(v), 'each entry must be a host, host:port or an IP address or CIDR range'),
   AGENT_API_HOLD_LEASE_MS: intFrom(60_000, 1_000),
   AGENT_API_BATCH_CONCURRENCY: intFrom(4, 1),
   AGENT_API_BATCH_JOBS: intFrom(2, 1),
@@ -112,6 +114,8 @@ export interface Config {
   bootstrapCredits: number;
   /** Passed to the HTTP framework's trustProxy: addresses/CIDRs whose X-Forwarded-For is believed. */
   trustedProxies: string[];
+  /** Tests only: what the outbound guard exempts from its address checks (outbound/guard.ts). */
+  outboundAllow: string | undefined;
   accountConcurrency: number;
   maxRpm: number;
   bodyLimitBytes: number;
@@ -177,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexBytesPerAccount: e.AGENT_API_INDEX_MB_PER_ACCOUNT * 1024 * 1024,
     embedderModule: e.AGENT_API_EMBEDDER_MODULE,
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
+    outboundAllow: e.AGENT_API_OUTBOUND_ALLOW,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

@@ -14,6 +14,7 @@ import type { JobQueue } from './jobs/job-queue.ts';
 import type { JobRunner } from './jobs/job-runner.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Engines } from './providers/engines.ts';
+import type { OutboundGuard } from './outbound/guard.ts';
 import type { ChatBackend } from './providers/index.ts';
 import type { Store } from './store/db.ts';
 import type { StoredFiles } from './api/files/stored-files.ts';
@@ -34,6 +35,8 @@ export interface Services {
   readonly chat: ChatBackend;
   /** The engines by capability and model id, with their prices (providers/engines.ts). */
   readonly engines: Engines;
+  /** The only way to fetch an address a caller or a page chose (outbound/guard.ts). */
+  readonly outbound: OutboundGuard;
   /** Prometheus metrics of this app (GET /metrics). */
   readonly metrics: Metrics;
   /** Durable jobs: enqueue, cancel, look up. */
