@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { MAX_CREDITS } from './accounts/money.ts';
 import { isValidOutboundAllow } from './outbound/guard.ts';
+import type { SearchConfig } from './tools/web-search/backends.ts';
 
 const number = () => z.coerce.number({ error: 'must be a number' }).finite('must be a number');
 const intFrom = (def: number, min = 0) => number().int('must be a whole number').min(min, `must be at least ${min}`).default(def);
@@ -47,6 +48,10 @@ const envSchema = z.object({
   AGENT_API_INGEST_JOBS: intFrom(2, 1),
   AGENT_API_INDEX_MB_PER_ACCOUNT: intFrom(500, 1),
   AGENT_API_EMBEDDER_MODULE: optionalString,
+  WEB_SEARCH_BACKEND: z.enum(['searxng', 'brave']).optional(),
+  WEB_SEARCH_URL: optionalString,
+  WEB_SEARCH_API_KEY: optionalString,
+  WEB_SEARCH_MODULE: optionalString,
   AGENT_API_INSTANCE_ID: optionalString.refine((v) => v === undefined || v.length <= 200, { message: 'must be at most 200 characters' }),
   AGENT_API_ACCOUNT_CONCURRENCY: intFrom(6, 1),
   AGENT_API_MAX_RPM: intFrom(10_000, 1),
@@ -116,6 +121,8 @@ export interface Config {
   trustedProxies: string[];
   /** Tests only: what the outbound guard exempts from its address checks (outbound/guard.ts). */
   outboundAllow: string | undefined;
+  /** The web search backend (tools/web-search/backends.ts); none: the assistant cannot browse. */
+  webSearch: SearchConfig;
   accountConcurrency: number;
   maxRpm: number;
   bodyLimitBytes: number;
@@ -182,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embedderModule: e.AGENT_API_EMBEDDER_MODULE,
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
     outboundAllow: e.AGENT_API_OUTBOUND_ALLOW,
+    webSearch: { backend: e.WEB_SEARCH_BACKEND, url: e.WEB_SEARCH_URL, apiKey: e.WEB_SEARCH_API_KEY, module: e.WEB_SEARCH_MODULE },
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())
@@ -215,5 +223,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * outside text we pass on, log or store. A new secret variable belongs here.
  */
 export function configuredSecrets(config: Config): (string | undefined)[] {
-  return [config.adminToken, config.secret, config.metricsToken, config.bootstrapKey];
+  return [config.adminToken, config.secret, config.metricsToken, config.bootstrapKey, config.webSearch.apiKey];
 }
