@@ -61,6 +61,7 @@ import type { Config } from './config.ts';
 import { Router } from './http/router.ts';
 import { ADMIN } from './contract/roots.ts';
 import { isAllowEmpty, OutboundGuard, parseOutboundAllow } from './outbound/guard.ts';
+import { loadSearchBackend } from './tools/web-search/backends.ts';
 import { createHttpServer, installPipeline } from './http/server.ts';
 import { Ledger } from './credits/ledger.ts';
 import { KeysService } from './keys/keys-service.ts';
@@ -113,6 +114,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const accounts = new AccountsService(store.db);
   const metrics = new Metrics();
   const jobs = new JobQueue(store);
+  // A backend configured wrong (brave without its key, a module without the export) stops start-up.
+  const webSearch = await loadSearchBackend(config.webSearch);
   const outboundAllow = parseOutboundAllow(config.outboundAllow);
   if (!isAllowEmpty(outboundAllow)) {
     http.log.warn({ allow: config.outboundAllow }, 'AGENT_API_OUTBOUND_ALLOW is set: these addresses are exempt from the outbound guard (plain http and private addresses allowed); for tests only');
@@ -132,6 +135,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     chat,
     engines: enginesFor(config, chat),
     outbound: new OutboundGuard({ allow: outboundAllow }),
+    webSearch,
     metrics,
     jobs,
     jobRunner: new JobRunner(jobs, {

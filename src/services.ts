@@ -15,6 +15,7 @@ import type { JobRunner } from './jobs/job-runner.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Engines } from './providers/engines.ts';
 import type { OutboundGuard } from './outbound/guard.ts';
+import type { SearchBackend } from './tools/web-search/backends.ts';
 import type { ChatBackend } from './providers/index.ts';
 import type { Store } from './store/db.ts';
 import type { StoredFiles } from './api/files/stored-files.ts';
@@ -37,6 +38,8 @@ export interface Services {
   readonly engines: Engines;
   /** The only way to fetch an address a caller or a page chose (outbound/guard.ts). */
   readonly outbound: OutboundGuard;
+  /** The web search backend (WEB_SEARCH_*), or null: none configured. */
+  readonly webSearch: SearchBackend | null;
   /** Prometheus metrics of this app (GET /metrics). */
   readonly metrics: Metrics;
   /** Durable jobs: enqueue, cancel, look up. */
