@@ -40,10 +40,77 @@ function estimateFor(services: Services, price: Price, inputTokens: number, outp
   return microCreditsFor(usdFor(price, { inputTokens, outputTokens }), services.config.creditsPerUsd);
 }
 
+// Hot-path objects are classes with prototype methods rather than object literals of
+// closures: tsx compiles with esbuild's keepNames, which wraps every named closure in a
+// __name() call (an Object.defineProperty) each time one is made.
+
+class ConversationEstimate implements InputEstimate {
+  readonly bound: number;
+  constructor(
+    private readonly text: string,
+    private readonly extra: number,
+  ) {
+    this.bound = Buffer.byteLength(text) + extra;
+  }
+
+  async counted(): Promise<number> {
+    return (await countTokensAsync(this.text)) + this.extra;
+  }
+}
+
 export function estimateInputTokens(conversation: unknown, attachments: number): InputEstimate {
-  const text = JSON.stringify(conversation) ?? '';
-  const extra = attachments * ATTACHMENT_TOKENS + 16;
-  return { bound: Buffer.byteLength(text) + extra, counted: async () => (await countTokensAsync(text)) + extra };
+  return new ConversationEstimate(JSON.stringify(conversation) ?? '', attachments * ATTACHMENT_TOKENS + 16);
+}
+
+/**
+ * A provider stream with every part observed by its run. The provider's `error` part is
+ * thrown here, the one place, so every consumer handles a failure as before (the stream
+ * driver answers it as a JSON error or the surface's error event). A plain iterator
+ * rather than an async generator: one promise per part instead of a generator's
+ * machinery, on a path every token of every answer takes.
+ */
+class Metered implements AsyncIterableIterator<StreamPart> {
+  private readonly source: AsyncIterator<StreamPart>;
+
+  constructor(
+    events: AsyncIterable<StreamPart>,
+    private readonly run: Run,
+  ) {
+    this.source = events[Symbol.asyncIterator]();
+  }
+
+  next(): Promise<IteratorResult<StreamPart>> {
+    return this.source.next().then(this.seen);
+  }
+
+  // Made once per stream (not per part): `then` needs a function bound to this stream.
+  private readonly seen = (r: IteratorResult<StreamPart>): IteratorResult<StreamPart> | Promise<never> => {
+    if (r.done) return r;
+    if (r.value.type === 'error') {
+      // The provider is told the stream is over (it releases its call), then the failure
+      // goes to the consumer. Nothing is observed: a failure as the first part ran nothing.
+      const { error } = r.value;
+      return Promise.resolve(this.source.return?.()).then(
+        () => Promise.reject(error),
+        () => Promise.reject(error),
+      );
+    }
+    this.run.observe(r.value);
+    return r;
+  };
+
+  // Stopping early (client gone, error) must reach the provider so it closes its call.
+  return(value?: unknown): Promise<IteratorResult<StreamPart>> {
+    return this.source.return ? this.source.return(value) : Promise.resolve({ done: true as const, value: value as undefined });
+  }
+
+  throw(err?: unknown): Promise<IteratorResult<StreamPart>> {
+    return this.source.throw ? this.source.throw(err) : Promise.reject(err);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<StreamPart> {
+    return this;
+  }
 }
 
 export class Run {
@@ -98,7 +165,7 @@ export class Run {
         : 'This account does not have enough credits for this request (its input). Add credits.',
     );
     const run = new Run(services, call, key, price, input, reservation);
-    call.runs.push(run.settlement);
+    call.runs.push(run);
     return run;
   }
 
@@ -120,8 +187,10 @@ export class Run {
     return credits;
   }
 
-  /** What the call's finish step waits for. */
-  private readonly settlement = { settled: this.settled, settle: () => this.close() };
+  /** Settles now with what ran so far (the call's finish step, for a run that has not ended in time). */
+  settle(): Promise<unknown> {
+    return this.close();
+  }
 
   /** Aborted when the caller goes away or the run is cancelled; providers stop on it. */
   get signal(): AbortSignal {
@@ -195,38 +264,9 @@ export class Run {
     this.started = true;
   }
 
-  /**
-   * Wraps a provider stream so every part is observed. The provider's `error` part is
-   * thrown here, the one place, so every consumer handles a failure as before (the
-   * stream driver answers it as a JSON error or the surface's error event). A plain
-   * iterator rather than an async generator: one promise per part instead of a
-   * generator's machinery, on a path every token of every answer takes.
-   */
+  /** Wraps a provider stream so every part is observed (Metered). */
   meter(events: AsyncIterable<StreamPart>): AsyncIterable<StreamPart> {
-    const source = events[Symbol.asyncIterator]();
-    const seen = (r: IteratorResult<StreamPart>): IteratorResult<StreamPart> | Promise<never> => {
-      if (r.done) return r;
-      if (r.value.type === 'error') {
-        // The provider is told the stream is over (it releases its call), then the failure
-        // goes to the consumer. Nothing is observed: a failure as the first part ran nothing.
-        const { error } = r.value;
-        return Promise.resolve(source.return?.()).then(
-          () => Promise.reject(error),
-          () => Promise.reject(error),
-        );
-      }
-      this.observe(r.value);
-      return r;
-    };
-    const done = (value?: unknown) => Promise.resolve({ done: true as const, value: value as undefined });
-    const iterator: AsyncIterableIterator<StreamPart> = {
-      next: () => source.next().then(seen),
-      // Stopping early (client gone, error) must reach the provider so it closes its call.
-      return: (value?: unknown) => (source.return ? source.return(value) : done(value)),
-      throw: (err?: unknown) => (source.throw ? source.throw(err) : Promise.reject(err)),
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
+    return new Metered(events, this);
   }
 
   /**
@@ -255,7 +295,7 @@ export class Run {
     this.closed
       .finally(() => {
         const runs = this.state.runs;
-        const i = runs.indexOf(this.settlement);
+        const i = runs.indexOf(this);
         if (i >= 0) runs.splice(i, 1);
         this.markSettled();
       })

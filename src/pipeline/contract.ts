@@ -195,10 +195,11 @@ const wellFormed = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|
 /** The longest caller field the activity row keeps (noteCaller). */
 const CALLER_FIELD_MAX = 256;
 
+/** Unchecked yet: cut to size and without NULs, which PostgreSQL's text columns refuse. */
+const clean = (s: string, max: number) => s.slice(0, max).replaceAll('\u0000', '');
+
 function noteCaller(state: Call, body: Record<string, unknown>): void {
   const { model, user, safety_identifier } = body;
-  // Unchecked yet: cut to size and without NULs, which PostgreSQL's text columns refuse.
-  const clean = (s: string, max: number) => s.slice(0, max).replaceAll('\u0000', '');
   if (typeof model === 'string') state.model = clean(model, 200);
   if (typeof user === 'string') state.user = clean(user, CALLER_FIELD_MAX);
   if (typeof safety_identifier === 'string') state.safetyIdentifier = clean(safety_identifier, CALLER_FIELD_MAX);

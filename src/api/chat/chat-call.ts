@@ -45,9 +45,9 @@ export async function startChat(services: Services, stored: CompletionStore, too
   const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents], mapped.attachments);
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
   const provider = services.engines.for('chat', model);
-  const source: AsyncIterable<StreamPart> = answersDirectly(body, key)
-    ? provider.chat(mapped.request, run.signal)
-    : runAgent(provider, mapped.request, tools.available(key), run.signal, run.agentHooks(mapped.attachments, maxTokens));
+  const serviceTools = answersDirectly(body, key) ? [] : tools.available(key);
+  const source: AsyncIterable<StreamPart> =
+    serviceTools.length === 0 ? provider.chat(mapped.request, run.signal) : runAgent(provider, mapped.request, serviceTools, run.signal, run.agentHooks(mapped.attachments, maxTokens));
   return {
     run,
     events: run.meter(source),
@@ -61,8 +61,9 @@ export async function startChat(services: Services, stored: CompletionStore, too
 }
 
 /** Should the model answer directly, with every field as sent? */
+const has = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+
 export function answersDirectly(body: Record<string, unknown>, key: KeyRecord): boolean {
-  const has = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
   return has(body.tools) || has(body.functions) || has(body.response_format) || body.logprobs === true || !key.permissions.agent_tools;
 }
 
