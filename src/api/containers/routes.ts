@@ -21,6 +21,7 @@ import {
 } from '../../contract/endpoints/containers.ts';
 import type { UploadedFile } from '../../contract/form.ts';
 import { invalidRequest, notFound } from '../../errors.ts';
+import { stillThere } from '../still-there.ts';
 import type { Router } from '../../http/router.ts';
 import { contentTypeFor } from '../files/content-type.ts';
 import { pageOptions } from '../list-page.ts';
@@ -57,7 +58,7 @@ export function containersRoutes(router: Router, deps: ContainerDeps): void {
       files,
       skills: (body.skills ?? []).map((ref, i) => ({ ref, param: `skills[${i}]` })),
     });
-    return containers.object((await containers.row(key.accountId, row.id))!);
+    return containers.object(stillThere(await containers.row(key.accountId, row.id), () => missingContainer(row.id)));
   });
 
   router.endpoint(listContainers, async ({ query, key }) => {

@@ -19,6 +19,7 @@ import {
 } from '../../contract/endpoints/skills.ts';
 import type { UploadedFile } from '../../contract/form.ts';
 import { invalidRequest, notFound } from '../../errors.ts';
+import { stillThere } from '../still-there.ts';
 import type { Router } from '../../http/router.ts';
 import { MAX_BYTES } from './skill-files.ts';
 import { takeUpload } from './skill-upload.ts';
@@ -78,7 +79,7 @@ export function skillsRoutes(router: Router, skills: Skills): void {
     const result = await skills.setDefault(key.accountId, id, version);
     if (result === 'no_skill') throw missingSkill(id);
     if (result === 'no_version') throw invalidRequest(`The skill '${id}' has no version '${version}'.`, 'default_version');
-    return (await skills.get(key.accountId, id))!;
+    return stillThere(await skills.get(key.accountId, id), () => missingSkill(id));
   });
 
   router.endpoint(deleteSkill, async ({ params, key }) => {

@@ -96,3 +96,20 @@ test('the vector store sweep removes what files deleted before this fix left in 
   assert.equal((await client.vectorStores.retrieve(store)).file_counts.total, 0);
   assert.deepEqual(await db.selectFrom('vector_store_chunks').select('id').where('file_id', '=', gone).execute(), []);
 });
+
+test('attaching a file while it, or its store, is deleted answers 200 or 404, never a 500 (the fuzz gate found one)', async () => {
+  const store = (await client.vectorStores.create({ name: 'racing' })).id;
+  const statuses = new Set<number>();
+  const status = (p: Promise<unknown>) => p.then(() => 200, (e: { status?: number }) => e.status ?? 0);
+  for (let i = 0; i < 12; i++) {
+    const file = await upload(`race-${i}.txt`, `race ${i}`);
+    const target = i % 3 === 2 ? (await client.vectorStores.create({ name: `racing ${i}` })).id : store;
+    const [attached] = await Promise.all([
+      status(client.vectorStores.files.create(target, { file_id: file })),
+      // Deleting the file, or the store, races the attach's read-back.
+      i % 3 === 2 ? status(client.vectorStores.delete(target)) : status(client.files.delete(file)),
+    ]);
+    statuses.add(attached);
+  }
+  assert.ok([...statuses].every((s) => s === 200 || s === 404 || s === 400), `statuses: ${[...statuses].join(', ')}`);
+});

@@ -35,6 +35,8 @@ import type { StoredFiles } from '../files/stored-files.ts';
 import { ACCOUNT_INDEX_BYTES, ingestJob } from './ingest.ts';
 import type { FileStatus, Metadata, NewFile, VectorStores } from './vector-stores-store.ts';
 import { pageOptions } from '../list-page.ts';
+import { stillThere } from '../still-there.ts';
+import { isForeignKeyViolation } from '../../store/errors.ts';
 
 export interface VectorStoreDeps {
   vectorStores: VectorStores;
@@ -87,15 +89,23 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
 
   /** Rows and their jobs in one transaction. */
   const addFiles = async (accountId: string, storeId: string, list: NewFile[], batch: boolean) =>
-    db.transaction().execute(async (trx) => {
-      const batchId = batch ? await vectorStores.createBatch(trx, accountId, storeId) : null;
-      const added = await vectorStores.addFiles(trx, accountId, storeId, list, batchId);
-      for (const row of added) {
-        const job = await jobs.enqueue(ingestJob, { accountId, vectorStoreId: storeId, fileId: row.file_id }, { db: trx, accountId });
-        await trx.updateTable('vector_store_files').set({ job_id: job.id }).where('vector_store_id', '=', storeId).where('file_id', '=', row.file_id).execute();
-      }
-      return batchId;
-    });
+    db
+      .transaction()
+      .execute(async (trx) => {
+        const batchId = batch ? await vectorStores.createBatch(trx, accountId, storeId) : null;
+        const added = await vectorStores.addFiles(trx, accountId, storeId, list, batchId);
+        for (const row of added) {
+          const job = await jobs.enqueue(ingestJob, { accountId, vectorStoreId: storeId, fileId: row.file_id }, { db: trx, accountId });
+          await trx.updateTable('vector_store_files').set({ job_id: job.id }).where('vector_store_id', '=', storeId).where('file_id', '=', row.file_id).execute();
+        }
+        return batchId;
+      })
+      .catch(async (err: unknown) => {
+        // The store (or a file) was deleted by another request after it was checked: the caller's 404.
+        if (!isForeignKeyViolation(err)) throw err;
+        if (!(await vectorStores.row(accountId, storeId))) throw missingStore(storeId);
+        throw notFound('A file was deleted while it was being added to the vector store.', batch ? 'file_ids' : 'file_id');
+      });
 
   router.endpoint(createVectorStore, async ({ body, key }) => {
     const fileIds = (body.file_ids as string[] | undefined) ?? [];
@@ -116,7 +126,7 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
       return created;
     });
     if (fileIds.length > 0) await addFiles(key.accountId, row.id, [...new Set(fileIds)].map((fileId) => ({ fileId, attributes: null, chunking })), false);
-    return (await vectorStores.get(key.accountId, row.id))!;
+    return stillThere(await vectorStores.get(key.accountId, row.id), () => missingStore(row.id));
   });
 
   router.endpoint(listVectorStores, async ({ query, key }) => vectorStores.list(key.accountId, pageOptions(query)));
@@ -136,7 +146,7 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
       ...(body.metadata !== undefined ? { metadata: body.metadata as Metadata | null } : {}),
       ...(expires !== undefined ? { expiresAfterDays: expires === null ? null : expires.days } : {}),
     });
-    return (await vectorStores.get(key.accountId, id))!;
+    return stillThere(await vectorStores.get(key.accountId, id), () => missingStore(id));
   });
 
   router.endpoint(deleteVectorStore, async ({ params, key }) => {
@@ -175,7 +185,7 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
     if (!(await files.get(key.accountId, fileId))) throw invalidRequest(`No file found with id '${fileId}'.`, 'file_id');
     await checkFiles(key.accountId, [fileId], 'file_id');
     await addFiles(key.accountId, id, [{ fileId, attributes: (body.attributes as Attrs) ?? null, chunking: chunkingOf(body.chunking_strategy as ChunkingParam) }], false);
-    return vectorStores.fileObject((await vectorStores.fileRow(key.accountId, id, fileId))!);
+    return vectorStores.fileObject(stillThere(await vectorStores.fileRow(key.accountId, id, fileId), () => missingFile(fileId)));
   });
 
   router.endpoint(listVectorStoreFiles, async ({ params, query, key }) => {
@@ -237,7 +247,7 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
       : each!.map((f) => ({ fileId: f.file_id, attributes: f.attributes ?? null, chunking: chunkingOf(f.chunking_strategy) }));
     await checkFiles(key.accountId, list.map((f) => f.fileId), ids ? 'file_ids' : 'files');
     const batchId = await addFiles(key.accountId, id, list, true);
-    return (await vectorStores.batch(key.accountId, id, batchId!))!;
+    return stillThere(await vectorStores.batch(key.accountId, id, batchId!), () => missingBatch(batchId!));
   });
 
   router.endpoint(getVectorStoreFileBatch, async ({ params, key }) => {
@@ -253,7 +263,7 @@ export function vectorStoresRoutes(router: Router, deps: VectorStoreDeps): void 
     // A job cancelled while it ran removes its own passages; this catches one that finished writing first.
     const cancelled = await db.selectFrom('vector_store_files').select('file_id').where('batch_id', '=', params.batch_id!).where('status', '=', 'cancelled').execute();
     await vectorStores.purgePassages(params.vector_store_id!, cancelled.map((r) => r.file_id));
-    return (await vectorStores.batch(key.accountId, params.vector_store_id!, params.batch_id!))!;
+    return stillThere(await vectorStores.batch(key.accountId, params.vector_store_id!, params.batch_id!), () => missingBatch(params.batch_id!));
   });
 
   router.endpoint(listFilesInVectorStoreBatch, async ({ params, query, key }) => {
