@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { loadConfig } from '../config.ts';
-import { isPublicAddress, isValidOutboundAllow, OutboundGuard, OutboundRefused, parseOutboundAllow } from './guard.ts';
+import { isPublicAddress, isValidOutboundAllow, OutboundGuard, OutboundRefused, OutboundTooLarge, parseOutboundAllow } from './guard.ts';
 
 /** A loopback listener that records every connection it gets. */
 let watched: http.Server;
@@ -18,6 +18,8 @@ let connections = 0;
 let site: http.Server;
 let sitePort: number;
 const seenHeaders: Record<string, string | undefined>[] = [];
+let release!: () => void;
+const released = new Promise<void>((r) => (release = r));
 
 before(async () => {
   watched = http.createServer((_req, res) => res.end('secret'));
@@ -35,14 +37,28 @@ before(async () => {
     if (req.url === '/hop') return res.writeHead(302, { location: '/page' }).end();
     if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
     if (req.url === '/large') return res.end(Buffer.alloc(300_000, 0x61));
+    if (req.url === '/stream') {
+      // The first part now, the rest only once the test has read the first.
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write('data: first\n\n');
+      return void released.then(() => res.end('data: second\n\n'));
+    }
+    if (req.url === '/endless') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const tick = setInterval(() => res.write(Buffer.alloc(16_384, 0x61)), 5);
+      return void res.on('close', () => clearInterval(tick));
+    }
+    if (req.url === '/silent') return; // never answers
+    if (req.url === '/hold') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders(); // headers, then nothing
     res.writeHead(404).end();
   });
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   sitePort = (site.address() as AddressInfo).port;
 });
 after(() => {
+  release();
   watched.close();
   site.close();
+  site.closeAllConnections();
 });
 
 const names: Record<string, string[]> = {
@@ -128,4 +144,72 @@ test('AGENT_API_OUTBOUND_ALLOW: hosts, host:port pairs and CIDRs', () => {
   assert.equal(isValidOutboundAllow('10.0.0.0/99'), false);
   assert.throws(() => loadConfig({ DATA_DIR: '/tmp/agent-api-guard-test', AGENT_API_OUTBOUND_ALLOW: '10.0.0.0/99' }), /AGENT_API_OUTBOUND_ALLOW/);
   assert.equal(loadConfig({ DATA_DIR: '/tmp/agent-api-guard-test' }).outboundAllow, undefined, 'off by default');
+});
+
+test('request(): the answer streams as it arrives, with the same checks, a byte cap while it streams, and a timeout for the headers only', async () => {
+  const g = guard();
+  const base = `http://127.0.0.1:${sitePort}`;
+
+  // The first event is read while the server still holds the rest back.
+  const streamed = await g.request(`${base}/stream`);
+  assert.equal(streamed.status, 200);
+  assert.equal(streamed.headers.get('content-type'), 'text/event-stream');
+  assert.equal(streamed.url, `${base}/stream`);
+  const reader = streamed.body!.getReader();
+  const first = await reader.read();
+  assert.equal(Buffer.from(first.value!).toString(), 'data: first\n\n');
+  release();
+  let rest = '';
+  for (let r = await reader.read(); !r.done; r = await reader.read()) rest += Buffer.from(r.value).toString();
+  assert.equal(rest, 'data: second\n\n');
+
+  // The cap errors the stream partway, whatever was read before.
+  const endless = await g.request(`${base}/endless`, { maxBytes: 100_000 });
+  await assert.rejects(endless.text(), (e: unknown) => e instanceof OutboundTooLarge && e instanceof OutboundRefused && /larger than 100000 bytes/.test(e.message));
+  await assert.rejects(g.request(`${base}/large`, { maxBytes: 100_000 }), /larger than 100000 bytes/, 'a declared length past the cap is refused at once');
+
+  // The caller's signal ends the body too.
+  const aborter = new AbortController();
+  const open = await g.request(`${base}/endless`, { signal: aborter.signal, maxBytes: 1e9 });
+  const openReader = open.body!.getReader();
+  await openReader.read();
+  aborter.abort(new Error('caller went away'));
+  await assert.rejects(async () => {
+    for (;;) if ((await openReader.read()).done) break;
+  });
+
+  // Cancelled while a read waits for data: the read ends, nothing throws.
+  const held = await g.request(`${base}/hold`);
+  const heldReader = held.body!.getReader();
+  const pending = heldReader.read();
+  await heldReader.cancel();
+  assert.equal((await pending).done, true);
+
+  await assert.rejects(g.request(`${base}/silent`, { timeoutMs: 300 }), (e: unknown) => e instanceof DOMException && e.name === 'TimeoutError');
+  // Once the headers came, the timeout no longer applies: the body is still read well after it.
+  const long = await g.request(`${base}/endless`, { timeoutMs: 50, maxBytes: 1e9 });
+  await new Promise((r) => setTimeout(r, 400));
+  const longReader = long.body!.getReader();
+  for (let i = 0; i < 50; i++) assert.equal((await longReader.read()).done, false);
+  await longReader.cancel();
+
+  // Redirects: every hop checked; credentials stay with their origin; a POST's body kept on 307.
+  for (const path of ['/to-watched', '/to-watched-https', '/to-rebind', '/to-private-name', '/to-metadata']) {
+    await assert.rejects(g.request(`${base}${path}`, { headers: { authorization: 'Bearer canary' } }), (e: unknown) => e instanceof OutboundRefused, path);
+  }
+  await assert.rejects(g.request(`${base}/loop`), /More than 5 redirects/);
+  seenHeaders.length = 0;
+  const hopped = await g.request(`${base}/hop`, { headers: { authorization: 'Bearer canary' } });
+  assert.equal(hopped.url, `${base}/page`);
+  assert.match(await hopped.text(), /hello/);
+  assert.deepEqual(seenHeaders, [
+    { path: '/hop', authorization: 'Bearer canary' },
+    { path: '/page', authorization: 'Bearer canary' },
+  ]);
+
+  const none = new OutboundGuard({ lookup });
+  for (const url of [`http://127.0.0.1:${watchedPort}/`, `https://127.0.0.1:${watchedPort}/`, `https://rebind.example:${watchedPort}/`, 'https://intranet.example/']) {
+    await assert.rejects(none.request(url, { timeoutMs: 5_000 }), (e: unknown) => e instanceof OutboundRefused, url);
+  }
+  assert.equal(connections, 0, 'nothing reached the watched listener');
 });

@@ -25,6 +25,13 @@ export class OutboundRefused extends Error {
   }
 }
 
+/** The answer was larger than the cap given: refused like any other (an OutboundRefused), told apart by callers that say so. */
+export class OutboundTooLarge extends OutboundRefused {
+  constructor(maxBytes: number) {
+    super(`The answer is larger than ${maxBytes} bytes.`);
+  }
+}
+
 /** Names that answer with a cloud instance's credentials, whatever they resolve to. */
 const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'metadata.azure.com', 'instance-data', 'instance-data.ec2.internal']);
 
@@ -198,6 +205,118 @@ export class OutboundGuard {
       return { url: url.href, status: res.status, headers: res.headers, body: await readCapped(res, maxBytes) };
     }
   }
+
+  /**
+   * Like `fetch()`, with the same checks (each hop checked, headers to the first origin
+   * only), but the answer comes back as a WHATWG Response whose body streams: an MCP
+   * server's Server-Sent Events stay open for as long as the caller reads. `timeoutMs`
+   * bounds the wait for the last hop's headers, not the body (the caller's signal ends
+   * that); `maxBytes` caps the body as it streams, which errors with OutboundTooLarge (an
+   * OutboundRefused) past it.
+   */
+  async request(
+    input: string | URL,
+    init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array; signal?: AbortSignal; maxBytes?: number; timeoutMs?: number; maxRedirects?: number } = {},
+  ): Promise<globalThis.Response> {
+    const maxBytes = init.maxBytes ?? 5 * 1024 * 1024;
+    const maxRedirects = init.maxRedirects ?? 5;
+    init.signal?.throwIfAborted();
+    let url = this.checkUrl(input);
+    // One controller for the whole exchange: the timer ends the wait for headers, the
+    // caller's signal ends it at any point, the body's read included.
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(init.signal!.reason);
+    init.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), init.timeoutMs ?? 15_000);
+    const done = () => {
+      clearTimeout(timer);
+      init.signal?.removeEventListener('abort', onAbort);
+    };
+    const origin = url.origin;
+    let method = init.method ?? 'GET';
+    let body = init.body;
+    try {
+      for (let hop = 0; ; hop++) {
+        const res = await fetch(url, {
+          method,
+          ...(url.origin === origin && init.headers ? { headers: init.headers } : {}),
+          ...(body !== undefined ? { body } : {}),
+          redirect: 'manual',
+          signal: controller.signal,
+          dispatcher: this.dispatcher,
+        }).catch((err: unknown) => {
+          throw unwrap(err);
+        });
+        const location = res.headers.get('location');
+        if (res.status >= 300 && res.status < 400 && location) {
+          await res.body?.cancel();
+          if (hop >= maxRedirects) throw new OutboundRefused(`More than ${maxRedirects} redirects.`);
+          url = this.checkUrl(new URL(location, url));
+          if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+            method = 'GET';
+            body = undefined;
+          }
+          continue;
+        }
+        clearTimeout(timer);
+        const declared = Number(res.headers.get('content-length'));
+        if (Number.isFinite(declared) && declared > maxBytes) {
+          await res.body?.cancel();
+          throw new OutboundTooLarge(maxBytes);
+        }
+        // undici's own Response class is not the global one the callers (the MCP SDK) expect.
+        const head = { status: res.status, statusText: res.statusText, headers: new globalThis.Headers([...res.headers]) };
+        let out: globalThis.Response;
+        if (res.body === null || [204, 205, 304].includes(res.status)) {
+          done();
+          await res.body?.cancel();
+          out = new globalThis.Response(null, head);
+        } else out = new globalThis.Response(cappedStream(res.body as unknown as ReadableStream<Uint8Array>, maxBytes, done), head);
+        // A constructed Response has no url; callers may want the one answered from.
+        Object.defineProperty(out, 'url', { value: url.href });
+        return out;
+      }
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+}
+
+/** The body passed on as it arrives, erroring once more than `maxBytes` came. */
+function cappedStream(source: ReadableStream<Uint8Array>, maxBytes: number, done: () => void): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let size = 0;
+  // A read may still be pending when the reader of this stream cancels it: what that read
+  // brings is then dropped (the controller no longer takes anything).
+  let cancelled = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done: ended, value } = await reader.read();
+        if (cancelled) return;
+        if (ended) {
+          done();
+          return controller.close();
+        }
+        size += value.byteLength;
+        if (size > maxBytes) {
+          done();
+          await reader.cancel().catch(() => undefined);
+          return controller.error(new OutboundTooLarge(maxBytes));
+        }
+        controller.enqueue(value);
+      } catch (err) {
+        done();
+        if (!cancelled) controller.error(unwrap(err));
+      }
+    },
+    cancel(reason) {
+      cancelled = true;
+      done();
+      return reader.cancel(reason);
+    },
+  });
 }
 
 /** undici wraps a connector's error in `TypeError: fetch failed`: the guard's refusal is the cause. */
@@ -214,7 +333,7 @@ async function readCapped(res: Response, maxBytes: number): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel();
-    throw new OutboundRefused(`The answer is larger than ${maxBytes} bytes.`);
+    throw new OutboundTooLarge(maxBytes);
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -222,7 +341,7 @@ async function readCapped(res: Response, maxBytes: number): Promise<Buffer> {
     size += (chunk as Uint8Array).byteLength;
     if (size > maxBytes) {
       await res.body?.cancel().catch(() => undefined);
-      throw new OutboundRefused(`The answer is larger than ${maxBytes} bytes.`);
+      throw new OutboundTooLarge(maxBytes);
     }
     chunks.push(chunk as Uint8Array);
   }
