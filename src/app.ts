@@ -47,7 +47,9 @@ import { BatchEndpoints } from './api/batches/batch-endpoints.ts';
 import { batchJobHandler } from './api/batches/batch-job.ts';
 import { Batches, batchJob } from './api/batches/batches-service.ts';
 import { batchesRoutes } from './api/batches/routes.ts';
-import { emptyToolRegistry, type ToolRegistry } from './agent/agent-loop.ts';
+import { ToolRegistry } from './tools/registry.ts';
+import type { AgentTool } from './tools/types.ts';
+import type { KeyRecord } from './keys/keys-service.ts';
 import { chatBatchEndpoint } from './api/chat/chat-call.ts';
 import { completionBatchEndpoint } from './api/completions/completion-call.ts';
 import { embeddingsBatchEndpoint } from './api/embeddings/embeddings-call.ts';
@@ -98,8 +100,8 @@ export interface AppOptions {
   vectorSearch?: VectorSearch;
   /** The sandbox containers and code runs use instead of the host's bubblewrap one (tests). */
   sandbox?: Sandbox;
-  /** The service tools of the agent loop (tests; none are enabled yet). */
-  tools?: ToolRegistry;
+  /** The assistant's own tools instead of the registry's web tools (tests). */
+  assistantTools?: (key: KeyRecord) => AgentTool[];
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -168,7 +170,16 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   unsupportedRoutes(http);
   modelsRoutes(router);
   const stored = new StoredCompletions(store.db);
-  chatRoutes(router, stored, options.tools);
+  // The one tool registry (tools/registry.ts); file_search and containers join it once made below.
+  const tools = new ToolRegistry({
+    outbound: services.outbound,
+    webSearch,
+    prices: config.toolPrices,
+    sandboxTimeoutMs: config.sandboxTimeoutMs,
+    webMaxUses: config.webMaxUses,
+    ...(options.assistantTools ? { assistant: options.assistantTools } : {}),
+  });
+  chatRoutes(router, stored, tools);
   storedChatRoutes(router, stored);
   completionsRoutes(router);
   // Vector stores: rows, the hybrid search over the database's indexes, ingestion jobs.
@@ -204,9 +215,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   skillsRoutes(router, skills);
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
+  tools.provide({ vectorSearch: options.vectorSearch ?? vectorSearch, containers: containerRuntime });
   const responses = {
     stored: new StoredResponses(store.db),
-    tools: options.tools ?? emptyToolRegistry,
+    tools,
     conversations,
     compaction,
     vectorSearch: options.vectorSearch ?? vectorSearch,
@@ -220,7 +232,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   embeddingsRoutes(router);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
-  batchEndpoints.register(chatBatchEndpoint(services, stored, options.tools ?? emptyToolRegistry));
+  batchEndpoints.register(chatBatchEndpoint(services, stored, tools));
   batchEndpoints.register(completionBatchEndpoint(services));
   batchEndpoints.register(responseBatchEndpoint(services, responses));
   batchEndpoints.register(embeddingsBatchEndpoint(services));

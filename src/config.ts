@@ -25,6 +25,11 @@ const envSchema = z.object({
   AGENT_API_SANDBOX_DIR: optionalString,
   AGENT_API_SANDBOX_TIMEOUT_MS: intFrom(30_000, 100),
   AGENT_API_CONTAINERS_PER_ACCOUNT: intFrom(50, 1),
+  AGENT_API_AGENT_MAX_STEPS: intFrom(8, 1),
+  AGENT_API_AGENT_DEADLINE_MS: intFrom(120_000, 1_000),
+  AGENT_API_WEB_MAX_USES: intFrom(10, 1),
+  WEB_SEARCH_PRICE_PER_CALL: priceFrom(0.01),
+  WEB_PAGE_PRICE_PER_CALL: priceFrom(0),
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v) || v.startsWith('sqlite:'), {
     message: 'must be postgres://... (or sqlite:<path>)',
   }),
@@ -123,6 +128,12 @@ export interface Config {
   outboundAllow: string | undefined;
   /** The web search backend (tools/web-search/backends.ts); none: the assistant cannot browse. */
   webSearch: SearchConfig;
+  /** USD charged per web search and per page opened, each as a run of its own. */
+  toolPrices: { webSearchUsd: number; pageUsd: number };
+  /** Calls of each web tool one answer may make. */
+  webMaxUses: number;
+  /** The agent loop's step cap and deadline (agent/agent-loop.ts): past either, the model answers with what it has. */
+  agentLimits: { maxSteps: number; deadlineMs: number };
   accountConcurrency: number;
   maxRpm: number;
   bodyLimitBytes: number;
@@ -190,6 +201,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapCredits: e.AGENT_API_BOOTSTRAP_CREDITS,
     outboundAllow: e.AGENT_API_OUTBOUND_ALLOW,
     webSearch: { backend: e.WEB_SEARCH_BACKEND, url: e.WEB_SEARCH_URL, apiKey: e.WEB_SEARCH_API_KEY, module: e.WEB_SEARCH_MODULE },
+    toolPrices: { webSearchUsd: e.WEB_SEARCH_PRICE_PER_CALL, pageUsd: e.WEB_PAGE_PRICE_PER_CALL },
+    webMaxUses: e.AGENT_API_WEB_MAX_USES,
+    agentLimits: { maxSteps: e.AGENT_API_AGENT_MAX_STEPS, deadlineMs: e.AGENT_API_AGENT_DEADLINE_MS },
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

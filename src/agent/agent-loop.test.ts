@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ChatProvider, ChatRequest, StreamPart } from '../providers/types.ts';
-import { runAgent, type AgentTool } from './agent-loop.ts';
+import type { AgentTool } from '../tools/types.ts';
+import { runAgent } from './agent-loop.ts';
 
 /** Answers each step with the next script; records the requests. */
 function scripted(steps: StreamPart[][]): ChatProvider & { requests: ChatRequest[] } {
@@ -106,4 +107,63 @@ test("three steps: each step's text and reasoning reach the next, beside its cal
     ],
   );
   assert.deepEqual(parts.at(-1), { type: 'finish', reason: 'stop', usage: { inputTokens: 60, outputTokens: 6, reasoningTokens: 0 } });
+});
+
+/** A provider that calls the tool at every step it may, and answers when told to (toolChoice none). */
+function alwaysCalls(): ChatProvider & { requests: ChatRequest[] } {
+  const requests: ChatRequest[] = [];
+  return {
+    name: 'eager',
+    requests,
+    async *chat(request) {
+      requests.push(request);
+      const n = requests.length;
+      if (request.toolChoice === 'none') {
+        yield* [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'Answer.' }, { type: 'text-end', id: 't' }] as StreamPart[];
+        yield { type: 'finish', reason: 'stop', usage };
+        return;
+      }
+      yield* call(`c${n}`, 'lookup', `{"n":${n}}`);
+      yield { type: 'finish', reason: 'tool_calls', usage };
+    },
+    complete: () => {
+      throw new Error('not used');
+    },
+  };
+}
+
+test('the step cap: the last step allowed must answer, so a model that always calls tools still ends', async () => {
+  let ran = 0;
+  const tool: AgentTool = { definition: { name: 'lookup', parameters: { type: 'object' } }, run: async () => `result ${++ran}` };
+  const provider = alwaysCalls();
+  const parts = await collect(runAgent(provider, { model: 'agent', messages: [{ role: 'user', content: 'q' }] }, [tool], new AbortController().signal, {}, { maxSteps: 3, deadlineMs: 60_000 }));
+  assert.deepEqual(provider.requests.map((r) => r.toolChoice), ['auto', 'auto', 'none']);
+  assert.equal(ran, 2);
+  assert.equal(parts.at(-1)!.type, 'finish');
+  assert.equal((parts.at(-1) as { reason: string }).reason, 'stop');
+});
+
+test('the deadline: once it has passed, the next step must answer', async () => {
+  let ran = 0;
+  const tool: AgentTool = { definition: { name: 'lookup', parameters: { type: 'object' } }, run: async () => `result ${++ran}` };
+  const provider = alwaysCalls();
+  // A deadline already passed after the first step: the second step answers.
+  await collect(runAgent(provider, { model: 'agent', messages: [{ role: 'user', content: 'q' }] }, [tool], new AbortController().signal, {}, { maxSteps: 8, deadlineMs: 0 }));
+  assert.deepEqual(provider.requests.map((r) => r.toolChoice), ['none']);
+  assert.equal(ran, 0);
+});
+
+test('max uses: past its cap a tool does not run and costs nothing; the model is told', async () => {
+  let ran = 0;
+  let fees = 0;
+  const tool: AgentTool = { definition: { name: 'lookup', parameters: { type: 'object' } }, maxUses: 2, feeUsd: 0.01, run: async () => `result ${++ran}` };
+  const provider = alwaysCalls();
+  const parts = await collect(
+    runAgent(provider, { model: 'agent', messages: [{ role: 'user', content: 'q' }] }, [tool], new AbortController().signal, { beforeTool: async () => void fees++ }, { maxSteps: 5, deadlineMs: 60_000 }),
+  );
+  assert.equal(ran, 2);
+  assert.equal(fees, 2);
+  const results = parts.filter((p) => p.type === 'tool-result').map((p) => (p as { result: string }).result);
+  assert.deepEqual(results.slice(0, 2), ['result 1', 'result 2']);
+  assert.ok(results.slice(2).every((r) => /at most 2 times/.test(r)));
 });

@@ -1,35 +1,20 @@
 // The assistant's own tool loop (SPEC "What the service does" item 7), one for every
 // surface (chat, Responses, batch lines, background runs): without client tools, a
-// format or logprobs, the model may call the service's tools (web
-// search, pages, images...) before answering. The registry decides which tools a key
-// gets; offline none are enabled yet. A request's hosted tools (Responses file_search)
-// are service tools too, built per request, and run beside the request's client tools.
-import type { KeyRecord } from '../keys/keys-service.ts';
-import type { ChatMessage, ChatProvider, ChatRequest, FinishReason, FunctionTool, StreamPart, Usage } from '../providers/types.ts';
+// format or logprobs, the model may call the service's tools (web search, pages...)
+// before answering. The tool registry (tools/registry.ts) decides which tools a key and
+// a request get; a request's hosted tools (Responses file_search, code_interpreter,
+// web_search) are service tools too, and run beside the request's client tools.
+import type { ChatMessage, ChatProvider, ChatRequest, FinishReason, StreamPart, Usage } from '../providers/types.ts';
+import type { AgentTool, ToolOutput } from '../tools/types.ts';
 
-/** What a tool run gives: the text the model reads, and what the surface shows of it. */
-export interface ToolOutput {
-  text: string;
-  /** Structured detail for the surface's item (a file search's results); the model never sees it. */
-  data?: unknown;
+/** How long the loop may go on: past either, the next step must answer (no tools). */
+export interface AgentLimits {
+  maxSteps: number;
+  /** Wall time from the loop's start (ms). */
+  deadlineMs: number;
 }
 
-export interface AgentTool {
-  definition: FunctionTool;
-  /** A flat fee per call (USD), charged as a run of its own before the tool runs (AgentHooks.beforeTool). */
-  feeUsd?: number;
-  run(argumentsJson: string, signal: AbortSignal): Promise<string | ToolOutput>;
-}
-
-export interface ToolRegistry {
-  /** The service tools this key may use. */
-  available(key: KeyRecord): AgentTool[];
-}
-
-/** No service tools are enabled yet; hosted tools register here as they arrive. */
-export const emptyToolRegistry: ToolRegistry = { available: () => [] };
-
-const MAX_STEPS = 8;
+export const DEFAULT_AGENT_LIMITS: AgentLimits = { maxSteps: 8, deadlineMs: 120_000 };
 
 export interface AgentHooks {
   /** Before every step after the first, with the conversation that step sends (the run extends its reservation). */
@@ -50,13 +35,15 @@ export interface AgentHooks {
  * its tool calls and their results. One finish ends it, with the steps' usage summed.
  * With no service tools there is one step: the model's own stream, unwrapped.
  */
-export function runAgent(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks = {}): AsyncIterable<StreamPart> {
-  return tools.length === 0 ? provider.chat(request, signal) : toolLoop(provider, request, tools, signal, hooks);
+export function runAgent(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks = {}, limits: AgentLimits = DEFAULT_AGENT_LIMITS): AsyncIterable<StreamPart> {
+  return tools.length === 0 ? provider.chat(request, signal) : toolLoop(provider, request, tools, signal, hooks, limits);
 }
 
 type HeldCall = { id: string; name: string; arguments: string; parts: StreamPart[] };
 
-async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks): AsyncGenerator<StreamPart> {
+async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks, limits: AgentLimits): AsyncGenerator<StreamPart> {
+  const deadline = Date.now() + limits.deadlineMs;
+  const uses = new Map<AgentTool, number>();
   const byName = new Map(tools.map((t) => [t.definition.name, t]));
   const clientTools = (request.tools ?? []).filter((t) => !byName.has(t.name));
   const clientNames = new Set(clientTools.map((t) => t.name));
@@ -66,14 +53,15 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
   let total: Usage | undefined = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
   let cost: number | undefined;
   const finish = (reason: FinishReason): StreamPart => ({ type: 'finish', reason, ...(total ? { usage: total } : {}), ...(cost !== undefined ? { costUsd: cost } : {}) });
-  for (let step = 0; step < MAX_STEPS; step++) {
+  for (let step = 0; step < limits.maxSteps; step++) {
     const calls = new Map<string, HeldCall>();
     const clientCalls = new Map<string, { id: string; name: string; arguments: string }>();
     // What the step said, kept in the conversation the next step sees.
     let text = '';
     let reasoning = '';
     let reason: FinishReason = 'stop';
-    const last = step === MAX_STEPS - 1;
+    // The last step allowed, or the time is up: the model answers with what it has.
+    const last = step === limits.maxSteps - 1 || Date.now() >= deadline;
     if (step > 0) await hooks.beforeStep?.(messages);
     // The request's own choice for the first step (none, required, a named tool); then the model decides.
     const toolChoice = last ? 'none' : step === 0 ? (request.toolChoice ?? 'auto') : 'auto';
@@ -131,8 +119,16 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
     for (const c of known) {
       yield* c.parts;
       const tool = byName.get(c.name)!;
-      await hooks.beforeTool?.(tool);
-      const out = await tool.run(c.arguments, signal);
+      const used = uses.get(tool) ?? 0;
+      let out: string | ToolOutput;
+      if (tool.maxUses !== undefined && used >= tool.maxUses) {
+        // Past its cap the tool does not run (and costs nothing): the model is told.
+        out = `${c.name} may be used at most ${tool.maxUses} times in one answer: answer with what you have.`;
+      } else {
+        uses.set(tool, used + 1);
+        await hooks.beforeTool?.(tool);
+        out = await tool.run(c.arguments, signal);
+      }
       const text = typeof out === 'string' ? out : out.text;
       yield { type: 'tool-result', toolCallId: c.id, toolName: c.name, result: text, ...(typeof out !== 'string' && out.data !== undefined ? { data: out.data } : {}) };
       messages.push({ role: 'tool', tool_call_id: c.id, content: text });

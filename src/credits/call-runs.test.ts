@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
-import type { AgentTool } from '../agent/agent-loop.ts';
+import type { AgentTool } from '../tools/types.ts';
 import type { ChatProvider, ChatRequest, StreamPart } from '../providers/types.ts';
 import { toMicro } from '../accounts/money.ts';
 import { callRuns } from './ledger.ts';
@@ -43,7 +43,7 @@ const paid: AgentTool = { definition: { name: 'paid_lookup', parameters: { type:
 
 let server: TestServer;
 before(async () => {
-  server = await startTestServer({}, { chat: { provider, price: () => PRICE, describe: 'scripted' }, tools: { available: () => [paid] } });
+  server = await startTestServer({}, { chat: { provider, price: () => PRICE, describe: 'scripted' }, assistantTools: () => [paid] });
 });
 after(() => server.close());
 

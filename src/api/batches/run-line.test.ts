@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { toMicro } from '../../accounts/money.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 import { chatBatchEndpoint } from '../chat/chat-call.ts';
-import { emptyToolRegistry } from '../../agent/agent-loop.ts';
+import { ToolRegistry } from '../../tools/registry.ts';
 import { completionBatchEndpoint } from '../completions/completion-call.ts';
 import { runLine } from './run-line.ts';
 
@@ -25,7 +25,8 @@ test('lines answer like POSTs, wait for slots, and are charged and logged once e
   const account = await server.createAccount(10);
   const { id: keyId } = await server.createKey({ account_id: account.id });
   const key = (await services.keys.get(keyId))!;
-  const chat = chatBatchEndpoint(services, noStore, emptyToolRegistry);
+  const tools = new ToolRegistry({ outbound: services.outbound, webSearch: null, prices: { webSearchUsd: 0, pageUsd: 0 }, sandboxTimeoutMs: 1_000, webMaxUses: 1 });
+  const chat = chatBatchEndpoint(services, noStore, tools);
   const signal = new AbortController().signal;
   const outcomes = await Promise.all(
     Array.from({ length: 8 }, (_, i) =>

@@ -15,7 +15,9 @@ import type { Call } from '../../pipeline/call.ts';
 import type { StreamPart } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
-import { runAgent, type ToolRegistry } from '../../agent/agent-loop.ts';
+import { runAgent } from '../../agent/agent-loop.ts';
+import type { ToolRegistry, ToolSet } from '../../tools/registry.ts';
+import { CitedSources } from '../../tools/web-search/citations.ts';
 import { collect, completionObject, newCompletionId } from './completion-object.ts';
 import { toProviderRequest, type ChatBody } from './to-provider-request.ts';
 
@@ -31,6 +33,8 @@ export interface StartedChat {
   readonly created: number;
   readonly model: ChatModel;
   readonly legacyFunctions: boolean;
+  /** The sources the assistant's web tools returned, cited as url_citation annotations; null when it has no tools. */
+  readonly sources: CitedSources | null;
   /** Keeps the finished completion when the request asked for `store`. */
   keep(completion: Record<string, unknown>): Promise<unknown> | undefined;
 }
@@ -42,12 +46,16 @@ export async function startChat(services: Services, stored: CompletionStore, too
   const mapped = toProviderRequest(body, maxTokens, files);
   mapped.request.requestId = call.id; // the upstream's failure warning names it
   const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);
-  const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents], mapped.attachments);
+  const assistant: ToolSet = answersDirectly(body, key) ? NO_TOOLS : tools.assistant(key, call.log);
+  // What the model is told beside its tools (that it cannot search), before the caller's messages.
+  if (assistant.notes.length > 0) mapped.request.messages = [...assistant.notes.map((content) => ({ role: 'system' as const, content })), ...mapped.request.messages];
+  const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents, assistant.notes, assistant.tools.map((t) => t.definition)], mapped.attachments);
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
   const provider = services.engines.for('chat', model);
-  const serviceTools = answersDirectly(body, key) ? [] : tools.available(key);
   const source: AsyncIterable<StreamPart> =
-    serviceTools.length === 0 ? provider.chat(mapped.request, run.signal) : runAgent(provider, mapped.request, serviceTools, run.signal, run.agentHooks(mapped.attachments, maxTokens));
+    assistant.tools.length === 0
+      ? provider.chat(mapped.request, run.signal)
+      : runAgent(provider, mapped.request, assistant.tools, run.signal, run.agentHooks(mapped.attachments, maxTokens), services.config.agentLimits);
   return {
     run,
     events: run.meter(source),
@@ -55,10 +63,13 @@ export async function startChat(services: Services, stored: CompletionStore, too
     created: Math.floor(Date.now() / 1000),
     model,
     legacyFunctions: mapped.legacyFunctions,
+    sources: assistant.tools.length > 0 ? new CitedSources() : null,
     keep: (completion) =>
       body.store ? stored.save({ accountId: key.accountId, completion, requestMessages: body.messages ?? [], metadata: body.metadata ?? null }) : undefined,
   };
 }
+
+const NO_TOOLS: ToolSet = { tools: [], notes: [] };
 
 /** Should the model answer directly, with every field as sent? */
 const has = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
@@ -69,7 +80,7 @@ export function answersDirectly(body: Record<string, unknown>, key: KeyRecord): 
 
 /** The whole answer as one completion object; null when the caller went away first. */
 export async function chatOnce(chat: StartedChat, body: ChatBody): Promise<Record<string, unknown> | null> {
-  const ran = await consume(chat.run, chat.run.signal, () => collect(chat.events, body.logprobs === true));
+  const ran = await consume(chat.run, chat.run.signal, () => collect(chat.events, body.logprobs === true, chat.sources));
   if (!ran) return null;
   const completion = completionObject({
     id: chat.id,

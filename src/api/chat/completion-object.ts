@@ -2,6 +2,7 @@
 // `svc`: the credits the response used).
 import { newId } from '../../ids.ts';
 import type { FinishReason, StreamPart, TokenLogprob, Usage } from '../../providers/types.ts';
+import type { CitedSources } from '../../tools/web-search/citations.ts';
 
 export interface Collected {
   content: string;
@@ -9,6 +10,20 @@ export interface Collected {
   toolCalls: { id: string; name: string; arguments: string }[];
   logprobs: TokenLogprob[] | null;
   finishReason: FinishReason;
+  /** url_citation annotations of the content (the assistant's web sources). */
+  annotations: ChatAnnotation[];
+}
+
+/** A chat message's url_citation annotation (reference ChatCompletionResponseMessage.annotations). */
+export interface ChatAnnotation {
+  type: 'url_citation';
+  url_citation: { end_index: number; start_index: number; title: string; url: string };
+}
+
+/** The url_citation annotations of an answer, as chat shows them. */
+export function chatAnnotations(sources: CitedSources | null, content: string): ChatAnnotation[] {
+  if (!sources || sources.size === 0) return [];
+  return sources.citations(content).map((c) => ({ type: 'url_citation', url_citation: { end_index: c.end_index, start_index: c.start_index, title: c.title, url: c.url } }));
 }
 
 /** Accumulates a provider stream into the pieces of one assistant message. */
@@ -17,8 +32,12 @@ export class Collector {
   /** Tool calls by id, in the order they opened (their index in the message). */
   private readonly calls = new Map<string, { id: string; name: string; arguments: string }>();
 
-  constructor(wantLogprobs: boolean) {
-    this.out = { content: '', reasoning: '', toolCalls: [], logprobs: wantLogprobs ? [] : null, finishReason: 'stop' };
+  constructor(
+    wantLogprobs: boolean,
+    /** Where the web tools' sources are kept (tool results), when the assistant has tools. */
+    private readonly sources: CitedSources | null = null,
+  ) {
+    this.out = { content: '', reasoning: '', toolCalls: [], logprobs: wantLogprobs ? [] : null, finishReason: 'stop', annotations: [] };
   }
 
   add(e: StreamPart): void {
@@ -44,6 +63,9 @@ export class Collector {
         if (call) call.arguments += e.delta;
         break;
       }
+      case 'tool-result':
+        this.sources?.add(e.data);
+        break;
       case 'finish':
         out.finishReason = e.reason;
         break;
@@ -51,12 +73,12 @@ export class Collector {
   }
 
   result(): Collected {
-    return { ...this.out, toolCalls: [...this.out.toolCalls] };
+    return { ...this.out, toolCalls: [...this.out.toolCalls], annotations: chatAnnotations(this.sources, this.out.content) };
   }
 }
 
-export async function collect(events: AsyncIterable<StreamPart>, wantLogprobs: boolean): Promise<Collected> {
-  const collector = new Collector(wantLogprobs);
+export async function collect(events: AsyncIterable<StreamPart>, wantLogprobs: boolean, sources: CitedSources | null = null): Promise<Collected> {
+  const collector = new Collector(wantLogprobs, sources);
   for await (const e of events) collector.add(e);
   return collector.result();
 }
@@ -77,7 +99,7 @@ export function usageObject(usage: Usage, svc?: number) {
 export function completionObject(opts: { id: string; created: number; model: string; collected: Collected; legacyFunctions: boolean; usage: Usage; svc: number }) {
   const { collected: c, legacyFunctions } = opts;
   const calls = c.toolCalls;
-  const message: Record<string, unknown> = { role: 'assistant', content: calls.length && !c.content ? null : c.content, refusal: null, annotations: [] };
+  const message: Record<string, unknown> = { role: 'assistant', content: calls.length && !c.content ? null : c.content, refusal: null, annotations: c.annotations };
   if (c.reasoning) message.reasoning_content = c.reasoning;
   let finish: string = c.finishReason;
   if (calls.length && legacyFunctions) {

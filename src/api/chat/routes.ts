@@ -5,14 +5,14 @@ import { createChatCompletion } from '../../contract/endpoints/chat.ts';
 import { fromMicro } from '../../accounts/money.ts';
 import type { Router } from '../../http/router.ts';
 import { streamAnswer } from '../stream-answer.ts';
-import { emptyToolRegistry, type ToolRegistry } from '../../agent/agent-loop.ts';
+import type { ToolRegistry } from '../../tools/registry.ts';
 import { chatOnce, startChat, type CompletionStore } from './chat-call.ts';
-import { eventChunk, roleChunk, type ChunkContext } from './chunks.ts';
+import { chunk, eventChunk, roleChunk, type ChunkContext } from './chunks.ts';
 import { Collector, completionObject, usageObject } from './completion-object.ts';
 
 export type { CompletionStore } from './chat-call.ts';
 
-export function chatRoutes(router: Router, stored: CompletionStore, registry: ToolRegistry = emptyToolRegistry): void {
+export function chatRoutes(router: Router, stored: CompletionStore, registry: ToolRegistry): void {
   const services = router.services;
 
   router.endpoint(createChatCompletion, async ({ body, key, request, reply }) => {
@@ -21,7 +21,7 @@ export function chatRoutes(router: Router, stored: CompletionStore, registry: To
 
     const { id, created, model, legacyFunctions } = chat;
     const ctx: ChunkContext = { id, created, model, legacyFunctions, includeUsage: body.stream_options?.include_usage === true };
-    const collector = new Collector(false);
+    const collector = new Collector(false, chat.sources);
     let finished = false;
     return streamAnswer({
       reply,
@@ -31,8 +31,11 @@ export function chatRoutes(router: Router, stored: CompletionStore, registry: To
       head: [roleChunk(ctx)],
       chunk: (e) => {
         collector.add(e);
-        if (e.type === 'finish') finished = true;
-        return eventChunk(ctx, e);
+        if (e.type !== 'finish') return eventChunk(ctx, e);
+        finished = true;
+        // The answer's url_citation annotations, in a chunk of their own just before the finish chunk.
+        const annotations = chat.sources ? collector.result().annotations : [];
+        return annotations.length > 0 ? [chunk(ctx, { annotations }), eventChunk(ctx, e)] : eventChunk(ctx, e);
       },
       tail: (credits, usage) => (ctx.includeUsage ? [{ ...usageChunkBase(ctx), usage: usageObject(usage, fromMicro(credits)) }] : []),
       done: async (credits, usage) => {

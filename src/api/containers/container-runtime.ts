@@ -14,6 +14,7 @@ import { SandboxLimitError, SandboxPathError, type ContainerFileInfo, type Conta
 import type { ContainerFilesTable, ContainersTable } from '../../store/schema.ts';
 import type { StoredFiles } from '../files/stored-files.ts';
 import type { SkillMounts } from '../skills/skill-mounts.ts';
+import type { WrittenFile } from '../../tools/containers/container-tool.ts';
 import { DATA_ROOT, type Containers } from './containers-store.ts';
 
 /** SPEC "Limits": a container holds at most 64 MB (so no uploaded file larger can be copied in). */
@@ -41,15 +42,6 @@ export interface NewContainer {
   skills?: { ref: SkillRef; param: string }[];
   /** An id chosen beforehand (a response names its auto container before it runs). */
   id?: string;
-}
-
-export interface WrittenFile {
-  file_id: string;
-  container_id: string;
-  /** /mnt/data/<path> */
-  path: string;
-  filename: string;
-  bytes: number;
 }
 
 export interface ContainerRuntimeDeps {

@@ -3,7 +3,7 @@
 // bare `/mnt/data/report.csv`) cites that container file, so the caller can download it
 // (GET /containers/{container_id}/files/{file_id}/content). Offsets are Unicode code
 // points, as the reference counts characters; end_index is exclusive.
-import type { WrittenFile } from '../containers/container-runtime.ts';
+import type { WrittenFile } from '../../tools/containers/container-tool.ts';
 
 export interface ContainerFileCitation {
   type: 'container_file_citation';

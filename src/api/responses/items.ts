@@ -25,20 +25,11 @@ const PREFIX: Record<string, string> = {
   mcp_approval_response: 'mcpr_',
   file_search_call: 'fs_',
   code_interpreter_call: 'ci_',
+  web_search_call: 'ws_',
 };
 
 export function newItemId(type: string): string {
   return newId(PREFIX[type] ?? 'item_');
-}
-
-/** A tool call's arguments as an object: {} when they are not a JSON object (a model may send anything). */
-export function argumentsObject(json: string): Record<string, any> {
-  try {
-    const v: unknown = JSON.parse(json);
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : {};
-  } catch {
-    return {};
-  }
 }
 
 /** A new call id, as models give them (`call_...`). */

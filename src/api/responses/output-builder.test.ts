@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { StreamPart } from '../../providers/types.ts';
-import type { WrittenFile } from '../containers/container-runtime.ts';
+import type { WrittenFile } from '../../tools/containers/container-tool.ts';
 import { containerCitations } from './container-citations.ts';
-import type { CodeInterpreterData } from './container-tools.ts';
+import type { CodeInterpreterData } from '../../tools/containers/code-interpreter-tool.ts';
 import { OutputBuilder, type StreamEvent } from './output-builder.ts';
 import type { ToolKind } from './tool-mapping.ts';
 

@@ -6,12 +6,18 @@
 // by the writer (response-stream.ts), not here. A hosted tool the service ran (its
 // input providerExecuted, passed on whole by the agent loop just before it runs) is its
 // hosted item: `file_search_call` opens when its input ends and closes with its
-// result; the passages it found are what later answers cite as `file_citation`.
+// result; the passages it found are what later answers cite as `file_citation`. A web
+// tool call (search, open_page, find_in_page) is a `web_search_call`; the sources it
+// returned are what answers cite as `url_citation` (a Markdown link to one).
 import type { FinishReason, StreamPart, TokenLogprob, Usage } from '../../providers/types.ts';
-import type { WrittenFile } from '../containers/container-runtime.ts';
+import type { WrittenFile } from '../../tools/containers/container-tool.ts';
 import { containerCitations } from './container-citations.ts';
-import { codeOf, shellAction, type CodeInterpreterData, type ShellCallData } from './container-tools.ts';
-import { fileCitations, queriesOf, type CitedFile, type FileSearchData } from './file-search.ts';
+import { codeOf, type CodeInterpreterData } from '../../tools/containers/code-interpreter-tool.ts';
+import { shellAction, type ShellCallData } from '../../tools/containers/shell-tool.ts';
+import { queriesOf, type FileSearchData } from '../../tools/file-search/file-search-tool.ts';
+import { fileCitations, type CitedFile } from './file-citations.ts';
+import { CitedSources } from '../../tools/web-search/citations.ts';
+import { webActionOf, type WebCallData } from '../../tools/web-search/web-tools.ts';
 import { newCallId, newItemId, shownItem, type Item } from './items.ts';
 import { callItem, type ToolKind } from './tool-mapping.ts';
 
@@ -31,13 +37,15 @@ interface OpenReasoning {
 /** A hosted tool call the service runs; its item opens once its input has ended. */
 interface OpenHosted {
   kind: HostedKind;
+  /** The function the model called (a web call's action depends on it). */
+  name: string;
   callId: string;
   args: string;
   item?: Item;
   index?: number;
 }
-type HostedKind = Extract<ToolKind, { kind: 'file_search' | 'code_interpreter' | 'container_shell' }>;
-const isHosted = (k: ToolKind | undefined): k is HostedKind => k?.kind === 'file_search' || k?.kind === 'code_interpreter' || k?.kind === 'container_shell';
+type HostedKind = Extract<ToolKind, { kind: 'file_search' | 'code_interpreter' | 'container_shell' | 'web_search' }>;
+const isHosted = (k: ToolKind | undefined): k is HostedKind => k?.kind === 'file_search' || k?.kind === 'code_interpreter' || k?.kind === 'container_shell' || k?.kind === 'web_search';
 
 /** Code streams in pieces of about this many characters (whole lines where they fit). */
 const CODE_DELTA_CHARS = 512;
@@ -89,6 +97,8 @@ export class OutputBuilder {
   private readonly sources = new Map<number, CitedFile>();
   /** The files programs wrote in this response, by /mnt/data path: what answers cite as container files. */
   private readonly written = new Map<string, WrittenFile>();
+  /** The pages web calls returned: what answers cite as url_citation. */
+  private readonly webSources = new CitedSources();
 
   /**
    * `include`: the request's include; file search results and code logs show in the
@@ -146,7 +156,7 @@ export class OutputBuilder {
           // Service tools without an item of their own show nothing.
           if (!isHosted(kind)) break;
           this.closeAll(out);
-          this.hosted.set(e.id, { kind, callId: e.id || newCallId(), args: '' });
+          this.hosted.set(e.id, { kind, name: e.toolName, callId: e.id || newCallId(), args: '' });
           break;
         }
         this.closeReasoning(out);
@@ -254,6 +264,7 @@ export class OutputBuilder {
     for (const [id, call] of this.calls) this.closeCall(id, call, out);
     if (h.kind.kind === 'code_interpreter') this.openCode(h, h.kind.containerId, out);
     else if (h.kind.kind === 'container_shell') this.openShell(h, h.kind.containerId, out);
+    else if (h.kind.kind === 'web_search') this.openWebSearch(h, out);
     else this.openFileSearch(h, out);
   }
 
@@ -263,6 +274,7 @@ export class OutputBuilder {
     if (!h.item) this.openHosted(h, out);
     if (h.kind.kind === 'code_interpreter') this.closeCode(h, data as CodeInterpreterData | undefined, out);
     else if (h.kind.kind === 'container_shell') this.closeShell(h, data as ShellCallData | undefined, out);
+    else if (h.kind.kind === 'web_search') this.closeWebSearch(h, data as WebCallData | undefined, out);
     else this.closeFileSearch(h, data as FileSearchData | undefined, out);
   }
 
@@ -362,6 +374,30 @@ export class OutputBuilder {
     out.push({ type: 'response.output_item.done', output_index: h.index, item: this.show({ ...item }) });
   }
 
+  /** A web call is about to run: its web_search_call item opens, in progress, searching. */
+  private openWebSearch(h: OpenHosted, out: StreamEvent[]): void {
+    const item: Item = { id: newItemId('web_search_call'), type: 'web_search_call', status: 'in_progress', action: webActionOf(h.name, h.args) };
+    h.item = item;
+    h.index = this.push(item);
+    const at = { output_index: h.index, item_id: item.id };
+    out.push({ type: 'response.output_item.added', output_index: h.index, item: { ...item } });
+    out.push({ type: 'response.web_search_call.in_progress', ...at });
+    item.status = 'searching';
+    out.push({ type: 'response.web_search_call.searching', ...at });
+  }
+
+  /** The web call answered (or the stream ended first): its action as it ran, its item done. */
+  private closeWebSearch(h: OpenHosted, data: WebCallData | undefined, out: StreamEvent[]): void {
+    const item = h.item!;
+    if (data) {
+      item.action = data.action;
+      item.status = data.status;
+      this.webSources.add(data);
+    } else item.status = 'incomplete';
+    if (item.status === 'completed') out.push({ type: 'response.web_search_call.completed', output_index: h.index, item_id: item.id });
+    out.push({ type: 'response.output_item.done', output_index: h.index, item: { ...item } });
+  }
+
   private closeReasoning(out: StreamEvent[]): void {
     if (!this.reasoning) return;
     const { item, index, text } = this.reasoning;
@@ -378,7 +414,8 @@ export class OutputBuilder {
     const { item, index, text, logprobs } = this.text;
     this.text = null;
     // Each [n] that names a passage found, each link to a file a program wrote: annotated before the text is done.
-    const annotations = byPosition([...fileCitations(text, this.sources), ...containerCitations(text, this.written)]);
+    const urls = this.webSources.citations(text).map((c) => ({ type: 'url_citation' as const, ...c }));
+    const annotations = byPosition([...fileCitations(text, this.sources), ...containerCitations(text, this.written), ...urls]);
     const part = { type: 'output_text', annotations, logprobs, text };
     item.content = [part];
     item.status = this.itemStatus;

@@ -7,7 +7,8 @@
 import type { StreamEvent } from './output-builder.ts';
 import type { Item } from './items.ts';
 
-function itemEvents(item: Item, index: number): StreamEvent[] {
+/** One finished item's events, as the live stream sent them (also how a response's items made before its model ran are streamed). */
+export function itemEvents(item: Item, index: number): StreamEvent[] {
   const at = { item_id: item.id, output_index: index };
   switch (item.type) {
     case 'message': {
@@ -56,6 +57,35 @@ function itemEvents(item: Item, index: number): StreamEvent[] {
         { type: 'response.file_search_call.in_progress', ...at },
         { type: 'response.file_search_call.searching', ...at },
         ...(item.status === 'completed' ? [{ type: 'response.file_search_call.completed', ...at }] : []),
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    case 'mcp_list_tools':
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, tools: [] } },
+        { type: 'response.mcp_list_tools.in_progress', ...at },
+        { type: item.error ? 'response.mcp_list_tools.failed' : 'response.mcp_list_tools.completed', ...at },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    case 'mcp_call':
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, arguments: '', status: 'in_progress', output: null, error: null } },
+        { type: 'response.mcp_call.in_progress', ...at },
+        ...(item.arguments ? [{ type: 'response.mcp_call_arguments.delta', ...at, delta: item.arguments }] : []),
+        { type: 'response.mcp_call_arguments.done', ...at, arguments: item.arguments },
+        { type: item.status === 'completed' ? 'response.mcp_call.completed' : 'response.mcp_call.failed', ...at },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    case 'mcp_approval_request':
+      return [
+        { type: 'response.output_item.added', output_index: index, item },
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
+    case 'web_search_call':
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } },
+        { type: 'response.web_search_call.in_progress', ...at },
+        { type: 'response.web_search_call.searching', ...at },
+        ...(item.status === 'completed' ? [{ type: 'response.web_search_call.completed', ...at }] : []),
         { type: 'response.output_item.done', output_index: index, item },
       ];
     case 'code_interpreter_call': {

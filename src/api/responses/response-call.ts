@@ -15,13 +15,17 @@ import { outputCap } from '../../keys/key-limits.ts';
 import type { Call } from '../../pipeline/call.ts';
 import type { ChatMessage, ChatRequest, StreamPart, Usage } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
-import { runAgent, type AgentTool, type ToolRegistry } from '../../agent/agent-loop.ts';
+import { runAgent } from '../../agent/agent-loop.ts';
+import type { ToolRegistry, ToolSet, WebSearchEntry } from '../../tools/registry.ts';
+import type { AgentTool } from '../../tools/types.ts';
+import { WEB_FUNCTION_NAMES } from '../../tools/web-search/web-tools.ts';
 import type { VectorSearch } from '../../retrieval/search-types.ts';
 import { resolveFiles } from '../files/resolve-parts.ts';
 import { generationOptions } from '../generation-options.ts';
 import type { ContainerRuntime } from '../containers/container-runtime.ts';
-import { CODE_INTERPRETER_FUNCTION_NAME, codeInterpreterTool, containerShellTool, resolveContainers, SHELL_FUNCTION_NAME, type ResolvedContainers } from './container-tools.ts';
-import { checkVectorStores, fileSearchConfig, fileSearchTool } from './file-search.ts';
+import { CODE_INTERPRETER_FUNCTION_NAME, SHELL_FUNCTION_NAME } from '../../tools/containers/container-tool.ts';
+import { resolveContainers, type ResolvedContainers } from './container-tools.ts';
+import { checkVectorStores, fileSearchConfig } from '../../tools/file-search/file-search-tool.ts';
 import { inputItems, shownResponse, type Item } from './items.ts';
 import { OutputBuilder } from './output-builder.ts';
 import type { StoredResponses } from './stored-responses.ts';
@@ -71,11 +75,17 @@ export interface StartedResponse {
   finish(builder: OutputBuilder, credits: number, usage: Usage): Promise<Record<string, any>>;
 }
 
-/**
- * Said to the model when the caller offers web search: there is no search backend, so
- * the tool is never called and the model must not pretend it looked anything up.
- */
-const NO_WEB_SEARCH = 'Web search is not available: you cannot browse the web or look anything up online. If asked to, say so plainly.';
+/** A request's web_search tool entry as the registry takes it (the preview types have no filters or live-access switch). */
+function webSearchEntry(t: Record<string, any>): WebSearchEntry {
+  const loc = t.user_location;
+  const userLocation = loc && typeof loc === 'object' ? Object.fromEntries(['country', 'region', 'city', 'timezone'].filter((k) => typeof loc[k] === 'string').map((k) => [k, loc[k] as string])) : undefined;
+  return {
+    allowedDomains: ((t.filters?.allowed_domains as string[] | null | undefined) ?? []).map((d) => d.trim().toLowerCase()).filter(Boolean),
+    ...(userLocation && Object.keys(userLocation).length > 0 ? { userLocation } : {}),
+    contextSize: t.search_context_size ?? 'medium',
+    externalWebAccess: t.external_web_access !== false,
+  };
+}
 
 /** Hosted tools without a backend here (mapTools refuses them as not offered). */
 function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
@@ -84,6 +94,8 @@ function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
   if (!deps.containers) for (const t of ['code_interpreter', 'shell']) out.add(t);
   return out;
 }
+
+const NO_TOOLS: ToolSet = { tools: [], notes: [] };
 
 export function newResponseId(): string {
   return newId('resp_');
@@ -181,6 +193,8 @@ export interface PreparedResponse {
   input: Item[];
   mapped: ReturnType<typeof mapTools>;
   containers: ResolvedContainers;
+  /** The request's web_search tool as the registry builds it (its tools, or the note that it cannot search). */
+  web: ToolSet | null;
   messages: ChatMessage[];
   attachments: number;
   includeLogprobs: boolean;
@@ -208,6 +222,8 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
   if (containers.codeInterpreter) mapped.kinds.set(CODE_INTERPRETER_FUNCTION_NAME, { kind: 'code_interpreter', containerId: containers.codeInterpreter.id });
   if (containers.shell) mapped.kinds.set(SHELL_FUNCTION_NAME, { kind: 'container_shell', containerId: containers.shell.id });
 
+  const web = mapped.webSearch ? deps.tools.web(webSearchEntry(mapped.webSearch.tool)) : null;
+
   const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
   const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
   const counter = { attachments: 0 };
@@ -218,7 +234,7 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
   };
   const messages: ChatMessage[] = [
     ...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []),
-    ...(mapped.webSearch ? [{ role: 'system' as const, content: NO_WEB_SEARCH }] : []),
+    ...(web?.notes ?? []).map((content) => ({ role: 'system' as const, content })),
     ...toMessages(earlier.items, ctx, 'previous items', counter),
     ...toMessages(input, ctx, 'input', counter),
   ];
@@ -246,7 +262,7 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
       topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
     },
   );
-  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, messages, attachments: counter.attachments, includeLogprobs, request };
+  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, web, messages, attachments: counter.attachments, includeLogprobs, request };
 }
 
 export async function startResponse(services: Services, deps: ResponsesDeps, call: Call, body: ResponseBody, key: KeyRecord, opts: StartOptions = {}): Promise<StartedResponse> {
@@ -262,21 +278,28 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   // The request's hosted tools run in the agent loop whatever else it carries; the
   // service's own tools only when the model would not answer directly (client tools, a
   // format or logprobs, or a key without agent tools).
-  const timeoutMs = services.config.sandboxTimeoutMs;
-  const { containers } = prepared;
+  const { containers, web } = prepared;
+  const { tools } = deps;
   const hosted: AgentTool[] = [
-    ...(mapped.fileSearch ? [fileSearchTool(deps.vectorSearch!, accountId, fileSearchConfig(mapped.fileSearch.tool), call.log)] : []),
-    ...(containers.codeInterpreter ? [codeInterpreterTool(deps.containers!, containers.codeInterpreter, timeoutMs, call.log)] : []),
-    ...(containers.shell ? [containerShellTool(deps.containers!, containers.shell, timeoutMs, call.log)] : []),
+    ...(mapped.fileSearch ? [tools.fileSearch(accountId, fileSearchConfig(mapped.fileSearch.tool), call.log)] : []),
+    ...(containers.codeInterpreter ? [tools.codeInterpreter(containers.codeInterpreter, call.log)] : []),
+    ...(containers.shell ? [tools.containerShell(containers.shell, call.log)] : []),
+    ...(web?.tools ?? []),
   ];
-  const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || !key.permissions.agent_tools;
-  const serviceTools = [...hosted, ...(direct ? [] : deps.tools.available(key))];
+  // The assistant's own tools only when the model would not answer directly (client tools,
+  // a format or logprobs, a key without agent tools) and the request brings no web tools of its own.
+  const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || web !== null;
+  const assistant = direct ? NO_TOOLS : tools.assistant(key, call.log);
+  if (assistant.notes.length > 0) request.messages = [...assistant.notes.map((content) => ({ role: 'system' as const, content })), ...request.messages];
+  // The assistant's web calls are web_search_call items like a requested web_search tool's.
+  if (assistant.tools.length > 0) for (const name of WEB_FUNCTION_NAMES) if (!mapped.kinds.has(name)) mapped.kinds.set(name, { kind: 'web_search' });
+  const serviceTools = [...hosted, ...assistant.tools];
 
-  const estimate = estimateInputTokens([messages, mapped.functions, hosted.map((t) => t.definition), body.text?.format], counter.attachments);
+  const estimate = estimateInputTokens([messages, mapped.functions, serviceTools.map((t) => t.definition), body.text?.format, assistant.notes], counter.attachments);
   const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
   const source = serviceTools.length === 0
     ? services.engines.for('chat', model).chat(request, run.signal)
-    : runAgent(services.engines.for('chat', model), request, serviceTools, run.signal, run.agentHooks(counter.attachments, maxTokens));
+    : runAgent(services.engines.for('chat', model), request, serviceTools, run.signal, run.agentHooks(counter.attachments, maxTokens), services.config.agentLimits);
   const include = (body.include ?? []) as string[];
 
   const createdAt = opts.createdAt ?? Math.floor(Date.now() / 1000);

@@ -3,7 +3,7 @@
 // the system message, then this request's input. Client tool calls sent back become
 // assistant tool calls under the name the model was offered (tool-mapping.ts), and
 // their outputs tool messages, so a tool round trip reads the same on every provider.
-import { CODE_INTERPRETER_FUNCTION_NAME } from './container-tools.ts';
+import { CODE_INTERPRETER_FUNCTION_NAME } from '../../tools/containers/container-tool.ts';
 import { invalidRequest, unsupportedParameter } from '../../errors.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../../providers/types.ts';
 import type { ResolvedFile } from '../files/resolve-parts.ts';

@@ -12,9 +12,12 @@ import { RESPONSE_TOOL_SWITCHES } from '../../contract/endpoints/responses-tools
 import { invalidRequest, modelNotAllowed, unsupportedParameter } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { FunctionTool, ToolChoice } from '../../providers/types.ts';
-import { CODE_INTERPRETER_FUNCTION_NAME, SHELL_FUNCTION_NAME, type ContainerToolSpecs } from './container-tools.ts';
-import { FILE_SEARCH_FUNCTION_NAME } from './file-search.ts';
-import { argumentsObject, newItemId, type Item } from './items.ts';
+import { CODE_INTERPRETER_FUNCTION_NAME, SHELL_FUNCTION_NAME } from '../../tools/containers/container-tool.ts';
+import type { ContainerToolSpecs } from './container-tools.ts';
+import { FILE_SEARCH_FUNCTION_NAME } from '../../tools/file-search/file-search-tool.ts';
+import { argumentsObject } from '../../tools/types.ts';
+import { WEB_FUNCTION_NAMES } from '../../tools/web-search/web-tools.ts';
+import { newItemId, type Item } from './items.ts';
 
 export type ToolKind =
   | { kind: 'function'; name: string; namespace?: string }
@@ -27,15 +30,17 @@ export type ToolKind =
   /** The container is settled before the model runs (container-tools.ts `resolveContainers`). */
   | { kind: 'code_interpreter'; containerId: string }
   /** `shell` with a container environment: bash in the sandbox, run by the service. */
-  | { kind: 'container_shell'; containerId: string };
+  | { kind: 'container_shell'; containerId: string }
+  /** A web call (web_search, open_page, find_in_page): a `web_search_call` item. */
+  | { kind: 'web_search' };
 
 export interface MappedTools {
   functions: FunctionTool[];
   /** By the name the provider sees. */
   kinds: Map<string, ToolKind>;
   toolChoice?: ToolChoice;
-  /** The caller offered web search (never called: there is no search backend). */
-  webSearch: boolean;
+  /** The request's web_search tool and where it is (`tools[1]`). */
+  webSearch?: { tool: RawTool; at: string };
   /** The request's file_search tool and where it is (`tools[2]`). */
   fileSearch?: { tool: RawTool; at: string };
   /** The request's code_interpreter and container shell tools. */
@@ -140,7 +145,7 @@ function admitTool(t: RawTool, at: string, key: KeyRecord, unavailable: Readonly
 export function mapTools(tools: readonly RawTool[] | null | undefined, choice: unknown, key: KeyRecord, unavailable: ReadonlySet<string> = new Set()): MappedTools {
   const functions: FunctionTool[] = [];
   const kinds = new Map<string, ToolKind>();
-  let webSearch = false;
+  let webSearch: MappedTools['webSearch'];
   let fileSearch: MappedTools['fileSearch'];
   const containerTools: ContainerToolSpecs = {};
   /** A hosted tool's function name, taken once. */
@@ -197,11 +202,13 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
         fileSearch = { tool: t, at };
         break;
       default:
-        // web search: no search backend, so never offered to the model.
-        webSearch = true;
+        // web search (its four type names): the registry's web tools, or a note that it cannot search.
+        if (webSearch) throw invalidRequest('Send one web_search tool.', at);
+        for (const name of WEB_FUNCTION_NAMES) hosted(name, { kind: 'web_search' }, at, 'web_search');
+        webSearch = { tool: t, at };
     }
   });
-  return { functions, kinds, webSearch, ...(fileSearch ? { fileSearch } : {}), containerTools, ...mapChoice(choice, kinds) };
+  return { functions, kinds, ...(webSearch ? { webSearch } : {}), ...(fileSearch ? { fileSearch } : {}), containerTools, ...mapChoice(choice, kinds) };
 }
 
 function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?: ToolChoice } {

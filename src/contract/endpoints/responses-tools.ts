@@ -308,8 +308,8 @@ export const conversationParamSchema = z.union([objectId(), z.looseObject({ id: 
 /**
  * The key switch each tool type needs (SPEC "Hosted tools in /responses"), and whether
  * the service runs it yet: a tool that is not offered yet is refused naming it (so is
- * file_search where no vector search is configured). Web search needs no switch: with
- * no search backend it is never called.
+ * file_search where no vector search is configured). Web search needs no switch (SPEC):
+ * with no search backend the model is told it cannot search.
  */
 export const RESPONSE_TOOL_SWITCHES: Record<string, { permission: Permission | null; offered: boolean }> = {
   function: { permission: 'function_calling', offered: true },

@@ -9,6 +9,7 @@ import { isShellName } from './command-intent.ts';
 import { FILE_SEARCH_TOOL, PASSAGE_CHARS, prose, readPassages, searchQuery, type Passage } from './file-search.ts';
 import type { Rng } from './rng.ts';
 import { codeInterpreterAnswer, shellAnswer } from './sandbox-answer.ts';
+import { webAnswer, WEB_TOOLS } from './web.ts';
 
 export type Verbosity = 'low' | 'medium' | 'high';
 
@@ -106,6 +107,9 @@ function composeRaw(conv: Conversation, verbosity: Verbosity, rng: Rng): Answer 
 
   if (conv.toolResults.length > 0 && conv.toolResults.every((r) => r.name === FILE_SEARCH_TOOL)) {
     return { intent: 'tool_result', text: fileSearchAnswer(conv.toolResults.map((r) => r.content), msg, verbosity) };
+  }
+  if (conv.toolResults.length > 0 && conv.toolResults.every((r) => r.name !== undefined && WEB_TOOLS.has(r.name))) {
+    return { intent: 'tool_result', text: webAnswer(conv.toolResults, msg, QUOTES[verbosity].passages) };
   }
   if (conv.toolResults.length > 0 && conv.toolResults.every(isRunResult)) {
     const answers = conv.toolResults.map((r) => (r.name === CODE_INTERPRETER_TOOL ? codeInterpreterAnswer(r, limits.toolChars) : shellAnswer(r, limits.toolChars)));

@@ -7,6 +7,7 @@ import { CODE_INTERPRETER_TOOL } from './code-interpreter.ts';
 import { isShellName } from './command-intent.ts';
 import { fencedBlocks, type Fence } from './fences.ts';
 import { FILE_SEARCH_TOOL, SEARCH_READ_CHARS } from './file-search.ts';
+import { WEB_READ_CHARS, WEB_TOOLS } from './web.ts';
 
 /**
  * The engine's heuristics (answers, continuations, tool choice, hints) read at most
@@ -82,7 +83,14 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
     const name = call?.name;
     const sandbox = name !== undefined && (name === CODE_INTERPRETER_TOOL || isShellName(name));
     // A file search's passages are read from the start, best first (file-search.ts).
-    const content = name === FILE_SEARCH_TOOL ? m.content.slice(0, SEARCH_READ_CHARS) : sandbox ? m.content.slice(0, SANDBOX_READ_CHARS) : excerpt(m.content);
+    const content =
+      name === FILE_SEARCH_TOOL
+        ? m.content.slice(0, SEARCH_READ_CHARS)
+        : name !== undefined && WEB_TOOLS.has(name)
+          ? m.content.slice(0, WEB_READ_CHARS)
+          : sandbox
+            ? m.content.slice(0, SANDBOX_READ_CHARS)
+            : excerpt(m.content);
     toolResults.unshift({ name, content, ...(sandbox ? { arguments: call!.arguments.slice(0, SANDBOX_READ_CHARS) } : {}) });
   }
 

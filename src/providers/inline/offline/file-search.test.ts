@@ -3,7 +3,7 @@
 // their [n] markers; deterministic.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { resultsText } from '../../../api/responses/file-search.ts';
+import { resultsText } from '../../../tools/file-search/file-search-tool.ts';
 import type { ChatMessage, FunctionTool, StreamPart } from '../../types.ts';
 import { fileSearchAnswer } from './answer.ts';
 import { readPassages } from './file-search.ts';

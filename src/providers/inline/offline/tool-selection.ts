@@ -22,6 +22,7 @@ import { isGreeting } from './answer.ts';
 import { blocksIn, fencedBlocks, PYTHON_LANGS, SHELL_LANGS, type Fence } from './fences.ts';
 import { fileSearchTool, searchQuery } from './file-search.ts';
 import { createHints, splitName } from './hints.ts';
+import { lookupQuery, openPageTool, urlIn, webSearchTool, WEB_TOOLS } from './web.ts';
 import { generateJson, type GenerationLimits } from './json-from-schema.ts';
 import { randomId, type Rng } from './rng.ts';
 
@@ -122,7 +123,7 @@ const fencesOf = (input: ToolPlanInput): readonly Fence[] => input.fences ?? fen
 /** Does a tool other than the service's own (code_interpreter, file_search) fit the message? */
 function anotherToolFits(input: ToolPlanInput): boolean {
   const service = [codeInterpreterTool(input.tools), fileSearchTool(input.tools)];
-  const others = input.tools.filter((t) => !service.includes(t));
+  const others = input.tools.filter((t) => !service.includes(t) && !WEB_TOOLS.has(t.name));
   return chooseTools({ ...input, tools: others, toolChoice: 'auto', afterToolResult: false }).length > 0;
 }
 
@@ -202,12 +203,26 @@ function searchCall(input: ToolPlanInput, allowed: readonly FunctionTool[]): Int
   return { tool: search, args: { query } };
 }
 
+/**
+ * The service's web tools: a page the message names is opened, a look-up ("search the
+ * web for", "look up", "latest news") searched with the user's words. Never picked by
+ * the words of their descriptions (see planToolCalls).
+ */
+function webCall(input: ToolPlanInput, allowed: readonly FunctionTool[]): Intent | undefined {
+  const open = openPageTool(allowed);
+  const url = open && urlIn(input.message);
+  if (open && url) return { tool: open, args: { url } };
+  const search = webSearchTool(allowed);
+  const query = search && lookupQuery(input.message);
+  return search && query ? { tool: search, args: { query } } : undefined;
+}
+
 function intents(input: ToolPlanInput): Intent[] {
   const allowed = callable(input);
   if (allowed.length === 0) return [];
   const fenced = fencedCalls(input, allowed);
   if (fenced.length > 0) return fenced;
-  const one = intentCall(input, allowed) ?? codeCall(input, allowed) ?? searchCall(input, allowed) ?? listingCall(input, allowed);
+  const one = webCall(input, allowed) ?? intentCall(input, allowed) ?? codeCall(input, allowed) ?? searchCall(input, allowed) ?? listingCall(input, allowed);
   return one ? [one] : [];
 }
 
@@ -220,9 +235,10 @@ export function planToolCalls(input: ToolPlanInput, rng: Rng, limits?: Generatio
       return { index, id: randomId(rng, 'call_'), name: intent.tool.name, arguments: fits ? text : text.slice(0, limits.maxChars), ...(fits ? {} : { truncated: true }) };
     });
   }
-  // code_interpreter runs only programs written above, never generated arguments.
+  // code_interpreter runs only programs written above, never generated arguments; the
+  // web tools are called by auto only for a URL or a look-up (webCall), not for words.
   const interpreter = codeInterpreterTool(input.tools);
-  const tools = interpreter ? input.tools.filter((t) => t !== interpreter) : input.tools;
+  const tools = input.tools.filter((t) => t !== interpreter && !(input.toolChoice === 'auto' && WEB_TOOLS.has(t.name)));
   const arithmetic = findArithmetic(input.message);
   return chooseTools({ ...input, tools }).map((tool, index) => {
     // Fresh hints per call, so each call reads the message from the start.
