@@ -17,6 +17,7 @@ import { runCall } from '../../pipeline/runner.ts';
 import { createResponse } from '../../contract/endpoints/responses.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
+import { withoutSecrets, withSecrets, type McpSecrets } from './mcp-servers.ts';
 import { collectResponse, initialResponse, newResponseId, prepareResponse, startResponse, type ResponseBody, type ResponsesDeps } from './response-call.ts';
 import type { BackgroundResponses } from './routes.ts';
 
@@ -27,6 +28,9 @@ const route: RouteConfig = { auth: 'key', contract: createResponse, endpoint: '/
 
 export function backgroundResponses(services: Services, deps: ResponsesDeps): BackgroundResponses & { handler: (ctx: JobContext<{ responseId: string }, never>) => Promise<null> } {
   const { stored } = deps;
+  // An mcp tool's headers and authorization never reach the job row: they wait here, in
+  // this process only, until the response runs. A restart (or another instance) loses them.
+  const held = new Map<string, McpSecrets>();
 
   async function fail(id: string, response: Record<string, any>, error: ApiError): Promise<void> {
     await stored.update(id, { ...response, status: 'failed', error: { code: error.code, message: error.message } }, { onlyIf: RUNNING });
@@ -39,6 +43,8 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
       const prepared = await prepareResponse(services, deps, body, key, id);
       const createdAt = Math.floor(Date.now() / 1000);
       const response = { ...initialResponse(id, createdAt, body, prepared.maxTokens, prepared.conversationId), status: 'queued' };
+      const { body: kept, secrets } = withoutSecrets(body);
+      if (secrets.size > 0) held.set(id, secrets);
       await services.jobs.transaction(async (trx) => {
         const job = await services.jobs.enqueue(backgroundResponseJob, { responseId: id }, { db: trx, accountId: key.accountId });
         await stored.save(
@@ -49,7 +55,7 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
             previousResponseId: body.previous_response_id ?? null,
             conversationId: prepared.conversationId,
             background: true,
-            request: { body, keyId: key.id, ip: call.ip },
+            request: { body: kept, keyId: key.id, ip: call.ip, ...(secrets.size > 0 ? { mcpSecrets: [...secrets.keys()] } : {}) },
             jobId: job.id,
           },
           trx,
@@ -76,12 +82,20 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
         await fail(responseId, row.response, serverError('The response was interrupted by a restart of the service before it finished.'));
         return null;
       }
-      const request = row.request as { body: ResponseBody; keyId: string; ip: string } | null;
+      const request = row.request as { body: ResponseBody; keyId: string; ip: string; mcpSecrets?: string[] } | null;
       const key = request && (await services.keys.get(request.keyId));
       if (!request || !key) {
         await fail(responseId, row.response, serverError("The response's API key no longer exists."));
         return null;
       }
+      const secrets = held.get(responseId);
+      held.delete(responseId);
+      if (request.mcpSecrets?.length && !secrets) {
+        const labels = request.mcpSecrets.map((l) => `'${l}'`).join(', ');
+        await fail(responseId, row.response, serverError(`The headers and authorization of the MCP server ${labels} were kept in memory only, and the service restarted before the response ran: send the request again.`));
+        return null;
+      }
+      if (secrets) request.body = withSecrets(request.body, secrets);
       if (!(await stored.update(responseId, { ...row.response, status: 'in_progress' }, { onlyIf: ['queued'], keepRequest: true }))) return null;
       await run(ctx, responseId, row.response, request, key);
       return null;

@@ -20,6 +20,8 @@ import { CitedSources } from '../../tools/web-search/citations.ts';
 import { webActionOf, type WebCallData } from '../../tools/web-search/web-tools.ts';
 import { newCallId, newItemId, shownItem, type Item } from './items.ts';
 import { callItem, type ToolKind } from './tool-mapping.ts';
+import { itemEvents } from './replay.ts';
+import type { McpCallData } from '../../tools/mcp/mcp-tool.ts';
 
 export type StreamEvent = Record<string, unknown> & { type: string };
 
@@ -44,8 +46,9 @@ interface OpenHosted {
   item?: Item;
   index?: number;
 }
-type HostedKind = Extract<ToolKind, { kind: 'file_search' | 'code_interpreter' | 'container_shell' | 'web_search' }>;
-const isHosted = (k: ToolKind | undefined): k is HostedKind => k?.kind === 'file_search' || k?.kind === 'code_interpreter' || k?.kind === 'container_shell' || k?.kind === 'web_search';
+type HostedKind = Extract<ToolKind, { kind: 'file_search' | 'code_interpreter' | 'container_shell' | 'web_search' | 'mcp' }>;
+const HOSTED = new Set(['file_search', 'code_interpreter', 'container_shell', 'web_search', 'mcp']);
+const isHosted = (k: ToolKind | undefined): k is HostedKind => k !== undefined && HOSTED.has(k.kind);
 
 /** Code streams in pieces of about this many characters (whole lines where they fit). */
 const CODE_DELTA_CHARS = 512;
@@ -265,6 +268,7 @@ export class OutputBuilder {
     if (h.kind.kind === 'code_interpreter') this.openCode(h, h.kind.containerId, out);
     else if (h.kind.kind === 'container_shell') this.openShell(h, h.kind.containerId, out);
     else if (h.kind.kind === 'web_search') this.openWebSearch(h, out);
+    else if (h.kind.kind === 'mcp') this.openMcpCall(h, h.kind, out);
     else this.openFileSearch(h, out);
   }
 
@@ -275,6 +279,7 @@ export class OutputBuilder {
     if (h.kind.kind === 'code_interpreter') this.closeCode(h, data as CodeInterpreterData | undefined, out);
     else if (h.kind.kind === 'container_shell') this.closeShell(h, data as ShellCallData | undefined, out);
     else if (h.kind.kind === 'web_search') this.closeWebSearch(h, data as WebCallData | undefined, out);
+    else if (h.kind.kind === 'mcp') this.closeMcpCall(h, data as McpCallData | undefined, out);
     else this.closeFileSearch(h, data as FileSearchData | undefined, out);
   }
 
@@ -374,6 +379,41 @@ export class OutputBuilder {
     out.push({ type: 'response.output_item.done', output_index: h.index, item: this.show({ ...item }) });
   }
 
+  /**
+   * Items made before the model ran (a server's tool listing, an approved MCP call): in
+   * the output first, streamed whole as the live stream would have sent them.
+   */
+  premade(items: readonly Item[]): StreamEvent[] {
+    return items.flatMap((item) => itemEvents(item, this.push(item)));
+  }
+
+  /** An MCP call is about to run: its mcp_call item opens with its arguments. */
+  private openMcpCall(h: OpenHosted, kind: { serverLabel: string; name: string }, out: StreamEvent[]): void {
+    const item: Item = { id: newItemId('mcp_call'), type: 'mcp_call', server_label: kind.serverLabel, name: kind.name, arguments: '', output: null, error: null, status: 'in_progress', approval_request_id: null };
+    h.item = item;
+    h.index = this.push(item);
+    const at = { output_index: h.index, item_id: item.id };
+    out.push({ type: 'response.output_item.added', output_index: h.index, item: { ...item } });
+    out.push({ type: 'response.mcp_call.in_progress', ...at });
+    if (h.args) out.push({ type: 'response.mcp_call_arguments.delta', ...at, delta: h.args });
+    out.push({ type: 'response.mcp_call_arguments.done', ...at, arguments: h.args });
+    item.arguments = h.args;
+  }
+
+  /** The MCP server answered (or the stream ended first): output or error, the item done. */
+  private closeMcpCall(h: OpenHosted, data: McpCallData | undefined, out: StreamEvent[]): void {
+    const item = h.item!;
+    if (data) {
+      item.status = data.status;
+      item.output = data.output;
+      item.error = data.error;
+    } else item.status = 'incomplete';
+    const at = { output_index: h.index, item_id: item.id };
+    if (item.status === 'completed') out.push({ type: 'response.mcp_call.completed', ...at });
+    else if (item.status === 'failed') out.push({ type: 'response.mcp_call.failed', ...at });
+    out.push({ type: 'response.output_item.done', output_index: h.index, item: { ...item } });
+  }
+
   /** A web call is about to run: its web_search_call item opens, in progress, searching. */
   private openWebSearch(h: OpenHosted, out: StreamEvent[]): void {
     const item: Item = { id: newItemId('web_search_call'), type: 'web_search_call', status: 'in_progress', action: webActionOf(h.name, h.args) };
@@ -440,6 +480,12 @@ export class OutputBuilder {
     // Client tools other than functions: the whole item at once, its arguments decoded.
     const item = callItem(this.kinds.get(c.providerName), c.providerName, c.callId, c.args, status);
     const index = this.push(item);
+    if (item.type === 'mcp_approval_request') {
+      // The call waits for the caller's approval: the item as it is, no status of its own.
+      out.push({ type: 'response.output_item.added', output_index: index, item: { ...item } });
+      out.push({ type: 'response.output_item.done', output_index: index, item: { ...item } });
+      return;
+    }
     if (item.type === 'custom_tool_call') {
       out.push({ type: 'response.output_item.added', output_index: index, item: { ...item, input: '', status: 'in_progress' } });
       out.push({ type: 'response.custom_tool_call_input.delta', item_id: item.id, output_index: index, delta: item.input });

@@ -27,7 +27,8 @@ import { CODE_INTERPRETER_FUNCTION_NAME, SHELL_FUNCTION_NAME } from '../../tools
 import { resolveContainers, type ResolvedContainers } from './container-tools.ts';
 import { checkVectorStores, fileSearchConfig } from '../../tools/file-search/file-search-tool.ts';
 import { inputItems, shownResponse, type Item } from './items.ts';
-import { OutputBuilder } from './output-builder.ts';
+import { OutputBuilder, type StreamEvent } from './output-builder.ts';
+import { answeredApprovals, echoedTools, planMcp, runApproved, type McpPlan } from './mcp-servers.ts';
 import type { StoredResponses } from './stored-responses.ts';
 import { fileIdsOf, toMessages } from './to-messages.ts';
 import { mapTools, type ToolKind } from './tool-mapping.ts';
@@ -64,6 +65,8 @@ export interface StartedResponse {
   /** The response object before it ran: status in_progress, no output. */
   readonly initial: Record<string, any>;
   readonly kinds: ReadonlyMap<string, ToolKind>;
+  /** Output items made before the model ran (MCP tool listings, approved MCP calls): first in the output. */
+  readonly premade: readonly Item[];
   readonly includeLogprobs: boolean;
   /** What `include` asks for: file search results and code logs show in the events and the returned object only then. */
   readonly include: readonly string[];
@@ -96,6 +99,17 @@ function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
 }
 
 const NO_TOOLS: ToolSet = { tools: [], notes: [] };
+const NO_MCP: McpPlan = { listItems: [], tools: [], functions: [], kinds: [], approved: [] };
+
+/** tool_choice naming an MCP server (and tool): that tool when it is one, else auto; `required` holds once MCP tools are offered. */
+function mcpToolChoice(choice: unknown, mcp: McpPlan): ChatRequest['toolChoice'] | undefined {
+  if (mcp.kinds.length === 0) return undefined;
+  if (choice === 'required' || choice === 'none') return choice;
+  const c = choice as { type?: string; server_label?: string; name?: string | null } | null | undefined;
+  if (c?.type !== 'mcp') return undefined;
+  const named = mcp.kinds.find(([, k]) => 'serverLabel' in k && k.serverLabel === c.server_label && (c.name == null || k.name === c.name));
+  return named && c.name != null ? { name: named[0] } : 'auto';
+}
 
 export function newResponseId(): string {
   return newId('resp_');
@@ -140,7 +154,8 @@ export function initialResponse(id: string, createdAt: number, body: ResponseBod
     temperature: body.temperature ?? 0.7,
     text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
     tool_choice: body.tool_choice ?? 'auto',
-    tools: body.tools ?? [],
+    // An mcp tool's headers and authorization are the caller's secrets: never echoed or stored.
+    tools: echoedTools(body.tools as Record<string, any>[] | null | undefined),
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: 'disabled',
@@ -195,13 +210,22 @@ export interface PreparedResponse {
   containers: ResolvedContainers;
   /** The request's web_search tool as the registry builds it (its tools, or the note that it cannot search). */
   web: ToolSet | null;
+  /** The request's remote MCP servers, settled. */
+  mcp: McpPlan;
   messages: ChatMessage[];
   attachments: number;
   includeLogprobs: boolean;
   request: ChatRequest;
 }
 
-export async function prepareResponse(services: Services, deps: ResponsesDeps, body: ResponseBody, key: KeyRecord, responseId = 'a response'): Promise<PreparedResponse> {
+export async function prepareResponse(
+  services: Services,
+  deps: ResponsesDeps,
+  body: ResponseBody,
+  key: KeyRecord,
+  responseId = 'a response',
+  signal: AbortSignal = AbortSignal.timeout(60_000),
+): Promise<PreparedResponse> {
   checkCombinations(body);
   const accountId = key.accountId;
   const model = body.model as ChatModel;
@@ -223,6 +247,12 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
   if (containers.shell) mapped.kinds.set(SHELL_FUNCTION_NAME, { kind: 'container_shell', containerId: containers.shell.id });
 
   const web = mapped.webSearch ? deps.tools.web(webSearchEntry(mapped.webSearch.tool)) : null;
+  // Remote MCP servers: checked, listed (or the chain's listing reused), approvals checked, before the model runs.
+  const mcp = mapped.mcp.length > 0 || input.some((i) => i.type === 'mcp_approval_response') ? await planMcp(deps.tools, mapped.mcp, earlier.items, input, signal) : NO_MCP;
+  for (const [name, kind] of mcp.kinds) mapped.kinds.set(name, kind);
+  mapped.functions.push(...mcp.functions);
+  const mcpChoice = mcpToolChoice(body.tool_choice, mcp);
+  if (mcpChoice) mapped.toolChoice = mcpChoice;
 
   const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
   const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
@@ -230,6 +260,7 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
   const ctx = {
     files,
     earlier: new Map(earlier.items.map((i) => [i.id, i])),
+    answered: answeredApprovals([...earlier.items, ...input]),
     ...(deps.compaction ? { unseal: (item: Item, param: string) => deps.compaction!.unseal(accountId, item, param) } : {}),
   };
   const messages: ChatMessage[] = [
@@ -262,7 +293,7 @@ export async function prepareResponse(services: Services, deps: ResponsesDeps, b
       topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
     },
   );
-  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, web, messages, attachments: counter.attachments, includeLogprobs, request };
+  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, web, mcp, messages, attachments: counter.attachments, includeLogprobs, request };
 }
 
 export async function startResponse(services: Services, deps: ResponsesDeps, call: Call, body: ResponseBody, key: KeyRecord, opts: StartOptions = {}): Promise<StartedResponse> {
@@ -285,10 +316,11 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
     ...(containers.codeInterpreter ? [tools.codeInterpreter(containers.codeInterpreter, call.log)] : []),
     ...(containers.shell ? [tools.containerShell(containers.shell, call.log)] : []),
     ...(web?.tools ?? []),
+    ...prepared.mcp.tools,
   ];
   // The assistant's own tools only when the model would not answer directly (client tools,
   // a format or logprobs, a key without agent tools) and the request brings no web tools of its own.
-  const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || web !== null;
+  const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || web !== null || mapped.mcp.length > 0;
   const assistant = direct ? NO_TOOLS : tools.assistant(key, call.log);
   if (assistant.notes.length > 0) request.messages = [...assistant.notes.map((content) => ({ role: 'system' as const, content })), ...request.messages];
   // The assistant's web calls are web_search_call items like a requested web_search tool's.
@@ -297,6 +329,9 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
 
   const estimate = estimateInputTokens([messages, mapped.functions, serviceTools.map((t) => t.definition), body.text?.format, assistant.notes], counter.attachments);
   const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
+  // Approved MCP calls run now, once each, with the arguments stored; the model reads their results.
+  const approvedCalls = await runApprovedCalls(deps.tools, prepared.mcp.approved, run);
+  if (approvedCalls.length > 0) request.messages = [...request.messages, ...toMessages(approvedCalls, { files: new Map(), earlier: new Map() })];
   const source = serviceTools.length === 0
     ? services.engines.for('chat', model).chat(request, run.signal)
     : runAgent(services.engines.for('chat', model), request, serviceTools, run.signal, run.agentHooks(counter.attachments, maxTokens), services.config.agentLimits);
@@ -310,6 +345,7 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
     id,
     initial,
     kinds: mapped.kinds,
+    premade: [...prepared.mcp.listItems, ...approvedCalls],
     includeLogprobs,
     include,
     inputItems: input,
@@ -335,9 +371,20 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   };
 }
 
+/** A response's output builder, with the items made before the model ran already in it (and their events). */
+export function openBuilder(started: StartedResponse): { builder: OutputBuilder; events: StreamEvent[] } {
+  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
+  return { builder, events: builder.premade(started.premade) };
+}
+
+/** Runs the approved MCP calls under the run (a stopped run stops them; the call's finish settles it). */
+function runApprovedCalls(tools: ToolRegistry, approved: McpPlan['approved'], run: Run): Promise<Item[]> {
+  return approved.length === 0 ? Promise.resolve([]) : runApproved(tools, approved, run.signal);
+}
+
 /** Consumes the model's events into the builder; the whole response once it has run. */
 export async function collectResponse(started: StartedResponse): Promise<OutputBuilder> {
-  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
+  const { builder } = openBuilder(started);
   for await (const e of started.events) builder.add(e);
   builder.close();
   return builder;

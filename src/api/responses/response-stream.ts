@@ -7,8 +7,8 @@
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../../errors.ts';
 import { streamAnswer } from '../stream-answer.ts';
-import { OutputBuilder, type StreamEvent } from './output-builder.ts';
-import type { StartedResponse } from './response-call.ts';
+import type { OutputBuilder, StreamEvent } from './output-builder.ts';
+import { openBuilder, type StartedResponse } from './response-call.ts';
 
 /** Gives each event its sequence number, in the order they are sent. */
 export function sequencer(): (e: StreamEvent) => StreamEvent {
@@ -41,7 +41,7 @@ export function failureEvents(started: StartedResponse, builder: OutputBuilder, 
 }
 
 export function streamResponse(reply: FastifyReply, started: StartedResponse): Promise<FastifyReply> {
-  const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
+  const { builder, events: premade } = openBuilder(started);
   const seq = sequencer();
   return streamAnswer({
     reply,
@@ -50,7 +50,7 @@ export function streamResponse(reply: FastifyReply, started: StartedResponse): P
     events: started.events,
     named: true,
     terminator: null,
-    head: openingEvents(started).map(seq),
+    head: [...openingEvents(started), ...premade].map(seq),
     chunk: (e) => builder.add(e).map(seq),
     tail: async (credits, usage) => (await finalEvents(started, builder, credits, usage)).map(seq),
     failure: (error) => failureEvents(started, builder, error).map(seq),

@@ -9,6 +9,7 @@ import type { ChatMessage, ContentPart, ToolCall } from '../../providers/types.t
 import type { ResolvedFile } from '../files/resolve-parts.ts';
 import { messageText, type Item } from './items.ts';
 import { providerCall } from './tool-mapping.ts';
+import { mcpFunctionName } from '../../tools/mcp/mcp-tool.ts';
 
 export interface MessageContext {
   /** Stored files named by file_id, read for the caller's account. */
@@ -17,6 +18,16 @@ export interface MessageContext {
   unseal?(item: Item, param: string): Item[];
   /** Earlier items an item_reference may name. */
   earlier: ReadonlyMap<string, Item>;
+  /** MCP approval requests answered anywhere in the conversation (mcp-servers.ts answeredApprovals). */
+  answered?: ReadonlySet<string>;
+}
+
+/** What the model reads of an MCP call's result. */
+function mcpResult(item: Item): string {
+  if (typeof item.output === 'string') return item.output;
+  const error = item.error as { message?: unknown; content?: { text?: unknown }[] } | null | undefined;
+  const why = typeof error?.message === 'string' ? error.message : Array.isArray(error?.content) ? error.content.map((c) => String(c?.text ?? '')).join('\n') : 'it did not run';
+  return `The tool failed: ${why}`;
 }
 
 /** Every stored file an item list names by file_id: id → the parameter naming it. */
@@ -141,10 +152,29 @@ export function toMessages(items: readonly Item[], ctx: MessageContext, base = '
           walk([found], () => where);
           break;
         }
+        case 'mcp_approval_request': {
+          // The call the model asked for, by the approval request's id.
+          addCall({ id: item.id, name: mcpFunctionName(String(item.server_label), String(item.name)), arguments: String(item.arguments) });
+          // Never answered (the conversation went on): the model learns it did not run.
+          if (!ctx.answered?.has(item.id)) out.push({ role: 'tool', tool_call_id: item.id, content: 'This call was not approved, so it did not run.' });
+          break;
+        }
         case 'mcp_approval_response':
-          throw unsupportedParameter(where, 'Remote MCP tools are not offered yet, so there is no approval to answer.');
+          // Approved: the mcp_call it ran answers the request. Declined: nothing ran.
+          if (item.approve !== true) {
+            const reason = typeof item.reason === 'string' && item.reason ? ` Their reason: ${item.reason}` : '';
+            out.push({ role: 'tool', tool_call_id: String(item.approval_request_id), content: `The user declined this call, so it did not run.${reason}` });
+          }
+          break;
+        case 'mcp_call':
+          if (typeof item.approval_request_id === 'string') out.push({ role: 'tool', tool_call_id: item.approval_request_id, content: mcpResult(item) });
+          else {
+            addCall({ id: item.id, name: mcpFunctionName(String(item.server_label), String(item.name)), arguments: String(item.arguments) });
+            out.push({ role: 'tool', tool_call_id: item.id, content: mcpResult(item) });
+          }
+          break;
         default:
-        // Reasoning and file search items add no content the model reads back.
+        // Reasoning, file search, web search and MCP tool listings add no content the model reads back.
       }
     });
   walk(items, (i) => `${base}[${i}]`);

@@ -14,6 +14,7 @@ import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { FunctionTool, ToolChoice } from '../../providers/types.ts';
 import { CODE_INTERPRETER_FUNCTION_NAME, SHELL_FUNCTION_NAME } from '../../tools/containers/container-tool.ts';
 import type { ContainerToolSpecs } from './container-tools.ts';
+import type { McpSpec } from './mcp-servers.ts';
 import { FILE_SEARCH_FUNCTION_NAME } from '../../tools/file-search/file-search-tool.ts';
 import { argumentsObject } from '../../tools/types.ts';
 import { WEB_FUNCTION_NAMES } from '../../tools/web-search/web-tools.ts';
@@ -32,7 +33,11 @@ export type ToolKind =
   /** `shell` with a container environment: bash in the sandbox, run by the service. */
   | { kind: 'container_shell'; containerId: string }
   /** A web call (web_search, open_page, find_in_page): a `web_search_call` item. */
-  | { kind: 'web_search' };
+  | { kind: 'web_search' }
+  /** A remote MCP tool that runs without approval: an `mcp_call` item. */
+  | { kind: 'mcp'; serverLabel: string; name: string }
+  /** A remote MCP tool that needs approval: its call ends the response as an `mcp_approval_request`. */
+  | { kind: 'mcp_approval'; serverLabel: string; name: string };
 
 export interface MappedTools {
   functions: FunctionTool[];
@@ -45,6 +50,8 @@ export interface MappedTools {
   fileSearch?: { tool: RawTool; at: string };
   /** The request's code_interpreter and container shell tools. */
   containerTools: ContainerToolSpecs;
+  /** The request's remote MCP servers (mcp-servers.ts settles them). */
+  mcp: McpSpec[];
 }
 
 /** `shell` runs on the caller's side with environment local, or none given (as the reference's shell tool began). */
@@ -148,6 +155,7 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
   let webSearch: MappedTools['webSearch'];
   let fileSearch: MappedTools['fileSearch'];
   const containerTools: ContainerToolSpecs = {};
+  const mcp: McpSpec[] = [];
   /** A hosted tool's function name, taken once. */
   const hosted = (name: string, kind: ToolKind, at: string, what: string) => {
     if (kinds.get(name)?.kind === kind.kind) throw invalidRequest(`Send one ${what} tool.`, at);
@@ -201,6 +209,9 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
         kinds.set(FILE_SEARCH_FUNCTION_NAME, { kind: 'file_search' });
         fileSearch = { tool: t, at };
         break;
+      case 'mcp':
+        mcp.push({ tool: t, at });
+        break;
       default:
         // web search (its four type names): the registry's web tools, or a note that it cannot search.
         if (webSearch) throw invalidRequest('Send one web_search tool.', at);
@@ -208,7 +219,7 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
         webSearch = { tool: t, at };
     }
   });
-  return { functions, kinds, ...(webSearch ? { webSearch } : {}), ...(fileSearch ? { fileSearch } : {}), containerTools, ...mapChoice(choice, kinds) };
+  return { functions, kinds, ...(webSearch ? { webSearch } : {}), ...(fileSearch ? { fileSearch } : {}), containerTools, mcp, ...mapChoice(choice, kinds) };
 }
 
 function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?: ToolChoice } {
@@ -270,6 +281,8 @@ export function callItem(kind: ToolKind | undefined, providerName: string, callI
         status,
       };
     }
+    case 'mcp_approval':
+      return { type: 'mcp_approval_request', id: newItemId('mcp_approval_request'), server_label: kind.serverLabel, name: kind.name, arguments: args };
     case 'apply_patch': {
       const a = parse(args);
       const type = ['create_file', 'update_file', 'delete_file'].includes(a.type) ? a.type : 'update_file';

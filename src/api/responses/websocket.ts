@@ -25,8 +25,8 @@ import { jsonText, runCall, type CallSource } from '../../pipeline/runner.ts';
 import { providerFailure } from '../stream-answer.ts';
 import type { Services } from '../../services.ts';
 import type { Item } from './items.ts';
-import { OutputBuilder, type StreamEvent } from './output-builder.ts';
-import { startResponse, type ResponseBody, type ResponsesDeps } from './response-call.ts';
+import type { StreamEvent } from './output-builder.ts';
+import { openBuilder, startResponse, type ResponseBody, type ResponsesDeps } from './response-call.ts';
 import { failureEvents, finalEvents, openingEvents, sequencer } from './response-stream.ts';
 import type { StoredResponses } from './stored-responses.ts';
 
@@ -202,11 +202,12 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
       /** The turn's events, one message each; the status the caller got (a failure after the first event is an event, not a throw). */
       async function stream(call: Call, last: () => void): Promise<number> {
         const started = await startResponse(services, sessionDeps, call, call.body as ResponseBody, call.key!);
-        const builder = new OutputBuilder(started.kinds, started.includeLogprobs, started.include);
+        const { builder, events: premade } = openBuilder(started);
         const seq = sequencer();
         const emit = (events: StreamEvent[]) => events.forEach((e) => send(seq(e)));
         try {
           emit(openingEvents(started));
+          emit(premade);
           for await (const part of started.events) emit(builder.add(part));
           const { credits, usage } = await started.run.close();
           const events = await finalEvents(started, builder, credits, usage);

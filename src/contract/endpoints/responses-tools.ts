@@ -170,8 +170,9 @@ const mcpTool = z
   .looseObject({
     type: z.literal('mcp'),
     server_label: z.string().min(1),
-    // SPEC: tools on a public https:// server; hosted connectors are not offered.
-    server_url: z.url({ protocol: /^https$/, error: 'server_url must be an https:// URL' }).optional(),
+    // SPEC: tools on a public https:// server (the outbound guard refuses anything else before
+    // any model runs; plain http only for hosts its test-only exemption names); hosted connectors are not offered.
+    server_url: z.url({ protocol: /^https?$/, error: 'server_url must be an https:// URL' }).max(2_048).optional(),
     connector_id: z.string().optional(),
     server_description: z.string().optional(),
     authorization: z.string().optional(),
@@ -327,5 +328,5 @@ export const RESPONSE_TOOL_SWITCHES: Record<string, { permission: Permission | n
   code_interpreter: { permission: 'code_interpreter', offered: true },
   file_search: { permission: 'file_search', offered: true },
   image_generation: { permission: 'image_generation', offered: false },
-  mcp: { permission: 'remote_mcp', offered: false },
+  mcp: { permission: 'remote_mcp', offered: true },
 };
