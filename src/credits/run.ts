@@ -228,13 +228,14 @@ export class Run {
   /**
    * The agent loop's hooks for this run: each further step first holds credits for its
    * input (the conversation so far, `attachments` counted as in the first estimate) and
-   * output cap; a tool with a fee is charged as a run of its own before it runs.
+   * output cap; a tool with a price (even 0) is charged as a run of its own before it runs.
    */
   agentHooks(attachments: number, maxOutputTokens: number) {
     return {
       beforeStep: (messages: unknown) => this.extend(estimateInputTokens(messages, attachments), maxOutputTokens),
       beforeTool: async (tool: { feeUsd?: number }) => {
-        if (tool.feeUsd) this.fees += await Run.charge(this.services, this.state, { key: this.key, costUsd: tool.feeUsd });
+        // A priced tool's call is a run of its own, even at a price of 0 (the ledger shows each call).
+        if (tool.feeUsd !== undefined) this.fees += await Run.charge(this.services, this.state, { key: this.key, costUsd: tool.feeUsd });
       },
     };
   }

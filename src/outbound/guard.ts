@@ -175,7 +175,22 @@ export class OutboundGuard {
     const maxRedirects = init.maxRedirects ?? 5;
     const timeout = AbortSignal.timeout(init.timeoutMs ?? 15_000);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-    let url = this.checkUrl(input);
+    const res = await this.follow(this.checkUrl(input), init, signal, maxRedirects);
+    return { url: res.url, status: res.status, headers: res.headers, body: await readCapped(res, maxBytes) };
+  }
+
+  /**
+   * Sends the request and follows redirects by hand, each hop's address checked again (at
+   * most `maxRedirects`); the caller's headers go to the first origin only. The answer
+   * of the last hop, its body unread; its `url` is the address it came from.
+   */
+  private async follow(
+    first: URL,
+    init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array },
+    signal: AbortSignal,
+    maxRedirects: number,
+  ): Promise<Response & { url: string }> {
+    let url = first;
     const origin = url.origin;
     let method = init.method ?? 'GET';
     let body = init.body;
@@ -202,7 +217,7 @@ export class OutboundGuard {
         }
         continue;
       }
-      return { url: url.href, status: res.status, headers: res.headers, body: await readCapped(res, maxBytes) };
+      return Object.defineProperty(res, 'url', { value: url.href }) as Response & { url: string };
     }
   }
 
@@ -221,7 +236,7 @@ export class OutboundGuard {
     const maxBytes = init.maxBytes ?? 5 * 1024 * 1024;
     const maxRedirects = init.maxRedirects ?? 5;
     init.signal?.throwIfAborted();
-    let url = this.checkUrl(input);
+    const url = this.checkUrl(input);
     // One controller for the whole exchange: the timer ends the wait for headers, the
     // caller's signal ends it at any point, the body's read included.
     const controller = new AbortController();
@@ -232,50 +247,25 @@ export class OutboundGuard {
       clearTimeout(timer);
       init.signal?.removeEventListener('abort', onAbort);
     };
-    const origin = url.origin;
-    let method = init.method ?? 'GET';
-    let body = init.body;
     try {
-      for (let hop = 0; ; hop++) {
-        const res = await fetch(url, {
-          method,
-          ...(url.origin === origin && init.headers ? { headers: init.headers } : {}),
-          ...(body !== undefined ? { body } : {}),
-          redirect: 'manual',
-          signal: controller.signal,
-          dispatcher: this.dispatcher,
-        }).catch((err: unknown) => {
-          throw unwrap(err);
-        });
-        const location = res.headers.get('location');
-        if (res.status >= 300 && res.status < 400 && location) {
-          await res.body?.cancel();
-          if (hop >= maxRedirects) throw new OutboundRefused(`More than ${maxRedirects} redirects.`);
-          url = this.checkUrl(new URL(location, url));
-          if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
-            method = 'GET';
-            body = undefined;
-          }
-          continue;
-        }
-        clearTimeout(timer);
-        const declared = Number(res.headers.get('content-length'));
-        if (Number.isFinite(declared) && declared > maxBytes) {
-          await res.body?.cancel();
-          throw new OutboundTooLarge(maxBytes);
-        }
-        // undici's own Response class is not the global one the callers (the MCP SDK) expect.
-        const head = { status: res.status, statusText: res.statusText, headers: new globalThis.Headers([...res.headers]) };
-        let out: globalThis.Response;
-        if (res.body === null || [204, 205, 304].includes(res.status)) {
-          done();
-          await res.body?.cancel();
-          out = new globalThis.Response(null, head);
-        } else out = new globalThis.Response(cappedStream(res.body as unknown as ReadableStream<Uint8Array>, maxBytes, done), head);
-        // A constructed Response has no url; callers may want the one answered from.
-        Object.defineProperty(out, 'url', { value: url.href });
-        return out;
+      const res = await this.follow(url, init, controller.signal, maxRedirects);
+      clearTimeout(timer);
+      const declared = Number(res.headers.get('content-length'));
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        await res.body?.cancel();
+        throw new OutboundTooLarge(maxBytes);
       }
+      // undici's own Response class is not the global one the callers (the MCP SDK) expect.
+      const head = { status: res.status, statusText: res.statusText, headers: new globalThis.Headers([...res.headers]) };
+      let out: globalThis.Response;
+      if (res.body === null || [204, 205, 304].includes(res.status)) {
+        done();
+        await res.body?.cancel();
+        out = new globalThis.Response(null, head);
+      } else out = new globalThis.Response(cappedStream(res.body as unknown as ReadableStream<Uint8Array>, maxBytes, done), head);
+      // A constructed Response has no url; callers may want the one answered from.
+      Object.defineProperty(out, 'url', { value: res.url });
+      return out;
     } catch (err) {
       done();
       throw err;

@@ -13,6 +13,7 @@
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { Permission } from '../keys/permissions.ts';
 import type { OutboundGuard } from '../outbound/guard.ts';
+import type { ChatMessage } from '../providers/types.ts';
 import type { VectorSearch } from '../retrieval/search-types.ts';
 import { codeInterpreterTool } from './containers/code-interpreter-tool.ts';
 import type { ContainerLease, ContainerRunner, ContainerToolLog } from './containers/container-tool.ts';
@@ -21,6 +22,18 @@ import { fileSearchTool, type FileSearchConfig } from './file-search/file-search
 import { listMcpTools, type McpServer, type McpToolInfo } from './mcp/mcp-client.ts';
 import { mcpAgentTool, runMcpCall } from './mcp/mcp-tool.ts';
 import type { AgentTool, ToolOutput } from './types.ts';
+
+/** Whether a text names a web address (cheap: a substring search, linear in the text). */
+const hasUrl = (text: string): boolean => text.includes('https://') || text.includes('http://');
+
+/** Whether the conversation's texts name a web address (a page the assistant could open). */
+export function mentionsUrl(messages: readonly ChatMessage[]): boolean {
+  for (const m of messages) {
+    const c = m.content;
+    if (typeof c === 'string' ? hasUrl(c) : Array.isArray(c) && c.some((p) => p.type === 'text' && hasUrl(p.text))) return true;
+  }
+  return false;
+}
 import type { SearchBackend, UserLocation } from './web-search/backends.ts';
 import { CANNOT_SEARCH, webTools, type ContextSize } from './web-search/web-tools.ts';
 
@@ -88,11 +101,18 @@ export class ToolRegistry {
     return this.deps.vectorSearch;
   }
 
-  /** The assistant's own tools for a key: none without the agent tools switch. */
-  assistant(key: KeyRecord, log?: ContainerToolLog): ToolSet {
+  /**
+   * The assistant's own tools for a key: none without the agent tools switch. Without a
+   * search backend there is only a page to open, and only when the conversation names an
+   * address (`mentionsUrl`): otherwise the model answers directly, paying for no tool
+   * definitions and no loop. Nothing is said about search here: a model asked to look
+   * something up without a search tool says it cannot.
+   */
+  assistant(key: KeyRecord, mentionsUrl: boolean, log?: ContainerToolLog): ToolSet {
     if (!key.permissions[TOOL_SWITCHES.assistant]) return { tools: [], notes: [] };
     if (this.deps.assistant) return { tools: this.deps.assistant(key), notes: [] };
-    return this.web({ allowedDomains: [], contextSize: 'medium', externalWebAccess: true }, log);
+    if (!this.deps.webSearch && !mentionsUrl) return { tools: [], notes: [] };
+    return { tools: this.web({ allowedDomains: [], contextSize: 'medium', externalWebAccess: true }, log).tools, notes: [] };
   }
 
   /** The web tools: web_search with a backend (else the model is told it cannot search), open_page and find_in_page. */

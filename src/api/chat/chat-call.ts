@@ -16,7 +16,7 @@ import type { StreamPart } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
 import { runAgent } from '../../agent/agent-loop.ts';
-import type { ToolRegistry, ToolSet } from '../../tools/registry.ts';
+import { mentionsUrl, type ToolRegistry, type ToolSet } from '../../tools/registry.ts';
 import { CitedSources } from '../../tools/web-search/citations.ts';
 import { collect, completionObject, newCompletionId } from './completion-object.ts';
 import { toProviderRequest, type ChatBody } from './to-provider-request.ts';
@@ -46,10 +46,8 @@ export async function startChat(services: Services, stored: CompletionStore, too
   const mapped = toProviderRequest(body, maxTokens, files);
   mapped.request.requestId = call.id; // the upstream's failure warning names it
   const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);
-  const assistant: ToolSet = answersDirectly(body, key) ? NO_TOOLS : tools.assistant(key, call.log);
-  // What the model is told beside its tools (that it cannot search), before the caller's messages.
-  if (assistant.notes.length > 0) mapped.request.messages = [...assistant.notes.map((content) => ({ role: 'system' as const, content })), ...mapped.request.messages];
-  const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents, assistant.notes, assistant.tools.map((t) => t.definition)], mapped.attachments);
+  const assistant: ToolSet = answersDirectly(body, key) ? NO_TOOLS : tools.assistant(key, mentionsUrl(mapped.request.messages), call.log);
+  const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents, assistant.tools.map((t) => t.definition)], mapped.attachments);
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });
   const provider = services.engines.for('chat', model);
   const source: AsyncIterable<StreamPart> =

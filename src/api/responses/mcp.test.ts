@@ -233,3 +233,26 @@ test('background: runs with the credentials held in memory; afterwards neither c
   assert.equal(logged.includes(TOKEN), false, 'token in the logs');
   assert.equal(logged.includes(HEADER), false, 'header in the logs');
 });
+
+test('a background response whose credentials were held by another process (a restart) ends failed saying why, and calls nothing', T, async () => {
+  calls.length = 0;
+  const { backgroundResponses } = await import('./background.ts');
+  const { StoredResponses } = await import('./stored-responses.ts');
+  const { ToolRegistry } = await import('../../tools/registry.ts');
+  const services = server.app.services;
+  const { id: keyId, key: secret } = await server.createKey({ permissions: { remote_mcp: true } });
+  const record = (await services.keys.get(keyId))!;
+  // Another process's background responses: it holds the credentials, this server's runner does not.
+  const tools = new ToolRegistry({ outbound: services.outbound, webSearch: null, prices: { webSearchUsd: 0, pageUsd: 0 }, sandboxTimeoutMs: 1_000, webMaxUses: 1 });
+  const before = backgroundResponses(services, { stored: new StoredResponses(services.store.db), tools });
+  const body = { model: 'agent', input: 'Look up order 3', background: true, tools: [orders({ require_approval: 'never', allowed_tools: ['lookup_order'] })] };
+  const queued = await before.enqueue({ body: body as never, call: { ip: '127.0.0.1' } as never, key: record });
+  let done: any = queued;
+  for (let i = 0; i < 600 && ['queued', 'in_progress'].includes(done.status); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    done = await server.openai(secret).responses.retrieve(queued.id);
+  }
+  assert.equal(done.status, 'failed');
+  assert.match(done.error.message, /kept in memory only, and the service restarted/);
+  assert.equal(calls.length, 0);
+});

@@ -16,7 +16,7 @@ import type { Call } from '../../pipeline/call.ts';
 import type { ChatMessage, ChatRequest, StreamPart, Usage } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { runAgent } from '../../agent/agent-loop.ts';
-import type { ToolRegistry, ToolSet, WebSearchEntry } from '../../tools/registry.ts';
+import { mentionsUrl, type ToolRegistry, type ToolSet, type WebSearchEntry } from '../../tools/registry.ts';
 import type { AgentTool } from '../../tools/types.ts';
 import { WEB_FUNCTION_NAMES } from '../../tools/web-search/web-tools.ts';
 import type { VectorSearch } from '../../retrieval/search-types.ts';
@@ -321,13 +321,12 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   // The assistant's own tools only when the model would not answer directly (client tools,
   // a format or logprobs, a key without agent tools) and the request brings no web tools of its own.
   const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || web !== null || mapped.mcp.length > 0;
-  const assistant = direct ? NO_TOOLS : tools.assistant(key, call.log);
-  if (assistant.notes.length > 0) request.messages = [...assistant.notes.map((content) => ({ role: 'system' as const, content })), ...request.messages];
+  const assistant = direct ? NO_TOOLS : tools.assistant(key, mentionsUrl(request.messages), call.log);
   // The assistant's web calls are web_search_call items like a requested web_search tool's.
   if (assistant.tools.length > 0) for (const name of WEB_FUNCTION_NAMES) if (!mapped.kinds.has(name)) mapped.kinds.set(name, { kind: 'web_search' });
   const serviceTools = [...hosted, ...assistant.tools];
 
-  const estimate = estimateInputTokens([messages, mapped.functions, serviceTools.map((t) => t.definition), body.text?.format, assistant.notes], counter.attachments);
+  const estimate = estimateInputTokens([messages, mapped.functions, serviceTools.map((t) => t.definition), body.text?.format], counter.attachments);
   const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
   // Approved MCP calls run now, once each, with the arguments stored; the model reads their results.
   const approvedCalls = await runApprovedCalls(deps.tools, prepared.mcp.approved, run);

@@ -27,6 +27,12 @@ const PAGE = `<html><head><title>Valley trains</title><style>p{}</style></head><
 before(async () => {
   fake = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
+    if (url.pathname === '/res/v1/web/search') {
+      // The Brave Search API's shape.
+      searches.push(url.searchParams.get('q') ?? '');
+      res.setHeader('content-type', 'application/json');
+      return res.end(JSON.stringify({ type: 'search', web: { type: 'search', results: [{ title: 'Valley trains', url: `${base}/pages/trains`, description: 'The valley railway opened in 1902.' }] } }));
+    }
     if (url.pathname === '/search') {
       searches.push(url.searchParams.get('q') ?? '');
       if (mode === '500') return res.writeHead(500).end('down');
@@ -119,6 +125,17 @@ describe('with a search backend', () => {
     assertSpans(message.content!, (message.annotations ?? []).map((a) => a.url_citation));
   });
 
+  test('each page opened is a run of the request too (at its price, 0 by default)', async () => {
+    const res = await server
+      .openai(agentKey)
+      .chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: `Open ${base}/pages/trains and tell me when the railway opened.` }] })
+      .withResponse();
+    const requestId = res.response.headers.get('x-request-id')!;
+    const { from, to } = callRuns(requestId);
+    const runs = await server.app.services.store.db.selectFrom('credit_reservations').select(['run_id', 'charged']).where('run_id', '>=', from).where('run_id', '<', to).orderBy('run_id').execute();
+    assert.deepEqual(runs.map((r) => [r.run_id, Number(r.charged) > 0]), [[requestId, true], [`${requestId}.1`, false]]);
+  });
+
   test('no search without the agent tools switch, or with client tools', async () => {
     searches.length = 0;
     const off = await server.openai(plainKey).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'Search the web for valley trains' }] });
@@ -199,6 +216,23 @@ describe('with a search backend', () => {
     const runs = await server.app.services.store.db.selectFrom('credit_reservations').select(['run_id', 'charged']).where('run_id', '>=', from).where('run_id', '<', to).orderBy('run_id').execute();
     assert.deepEqual(runs.map((r) => r.run_id), [requestId, `${requestId}.1`], 'the model run and the search fee');
     assert.equal(Number(runs[1]!.charged), Math.ceil(0.01 * server.app.services.config.creditsPerUsd * 1_000_000));
+  });
+});
+
+describe('with the Brave Search API shape', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ WEB_SEARCH_BACKEND: 'brave', WEB_SEARCH_URL: base, WEB_SEARCH_API_KEY: 'brave-test-key', AGENT_API_OUTBOUND_ALLOW: '127.0.0.1' });
+  });
+  after(() => server.close());
+
+  test('a look-up searches the Brave backend and cites its results', async () => {
+    searches.length = 0;
+    const { key } = await server.createKey({ permissions: { agent_tools: true } });
+    const completion = await server.openai(key).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'Look up valley trains' }] });
+    assert.deepEqual(searches, ['valley trains']);
+    const message = completion.choices[0]!.message;
+    assertSpans(message.content!, (message.annotations ?? []).map((a) => a.url_citation));
   });
 });
 
