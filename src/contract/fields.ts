@@ -218,8 +218,9 @@ type MemberSchemas<T extends FieldTable, R extends string> = {
  * null, is a custom issue carrying `params.refused`, which the checker answers 400
  * unsupported_parameter naming it (`tools[0].ranking_options.hybrid_search`).
  */
-export function memberSchema<Tag extends string, T extends FieldTable, R extends string = never>(tag: Tag, table: T, required: readonly R[] = []) {
-  const shape: Record<string, z.ZodType> = { type: z.literal(tag) };
+export function memberSchema<Tag extends string, T extends FieldTable, R extends string = never>(tag: Tag | readonly Tag[], table: T, required: readonly R[] = []) {
+  // One type name or several (a tool offered under dated names too).
+  const shape: Record<string, z.ZodType> = { type: typeof tag === 'string' ? z.literal(tag) : z.literal([...tag]) };
   const refusedMembers: { path: string[]; note: string }[] = [];
   for (const [name, rule] of Object.entries(table)) {
     if (rule.category === 'refused') refusedMembers.push({ path: name.split('.'), note: rule.note });

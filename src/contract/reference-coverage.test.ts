@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { compileTable } from './check.ts';
-import { FILE_SEARCH_TOOL_FIELDS } from './endpoints/responses-tools.ts';
+import { FILE_SEARCH_TOOL_FIELDS, MCP_TOOL_FIELDS, WEB_SEARCH_PREVIEW_TOOL_FIELDS, WEB_SEARCH_TOOL_FIELDS } from './endpoints/responses-tools.ts';
 import {
   COVERAGE_FIXTURE,
   coverageExtract,
@@ -60,6 +60,16 @@ test('every member of the reference FileSearchTool and its RankingOptions is cla
     assert.ok(FILE_SEARCH_TOOL_FIELDS[`ranking_options.${member}` as keyof typeof FILE_SEARCH_TOOL_FIELDS], `file_search member 'ranking_options.${member}' is not classified`);
   }
   assert.equal(FILE_SEARCH_TOOL_FIELDS['ranking_options.hybrid_search'].category, 'refused');
+});
+
+test('every member of the reference MCPTool, WebSearchTool and WebSearchPreviewTool is classified in its table', () => {
+  const tables = { mcp: MCP_TOOL_FIELDS, web_search: WEB_SEARCH_TOOL_FIELDS, web_search_preview: WEB_SEARCH_PREVIEW_TOOL_FIELDS } as const;
+  for (const [tool, table] of Object.entries(tables)) {
+    const members = extract.hosted_tools[tool as keyof typeof tables];
+    assert.ok(members.length > 2, `the extract holds ${tool}`);
+    for (const member of members) assert.ok((table as Record<string, unknown>)[member], `${tool} member '${member}' is not classified`);
+  }
+  assert.equal(MCP_TOOL_FIELDS.connector_id.category, 'refused');
 });
 
 test('every reference endpoint under the families we offer has a contract table', () => {

@@ -32,6 +32,8 @@ export interface CoverageExtract {
   operations: Record<string, { body: string[]; query: string[] }>;
   /** The reference FileSearchTool's members (type excluded) and its ranking_options' members. */
   file_search_tool: { members: string[]; ranking_options: string[] };
+  /** Members (type excluded) of the other hosted tools whose members are classified: MCPTool, WebSearchTool, WebSearchPreviewTool. */
+  hosted_tools: { mcp: string[]; web_search: string[]; web_search_preview: string[] };
 }
 
 const METHODS = ['get', 'post', 'delete', 'patch', 'put'];
@@ -66,6 +68,7 @@ export function coverageExtract(text: string): CoverageExtract {
     }
   }
   const tool = spec.components.schemas.FileSearchTool as Json;
+  const members = (name: string) => [...properties(spec.components.schemas[name] as Json)].filter((m) => m !== 'type').sort();
   return {
     generated: GENERATED,
     source_sha256: sha256(text),
@@ -73,6 +76,11 @@ export function coverageExtract(text: string): CoverageExtract {
     file_search_tool: {
       members: [...properties(tool)].filter((m) => m !== 'type').sort(),
       ranking_options: [...properties(tool.properties.ranking_options)].sort(),
+    },
+    hosted_tools: {
+      mcp: members('MCPTool'),
+      web_search: members('WebSearchTool'),
+      web_search_preview: members('WebSearchPreviewTool'),
     },
   };
 }

@@ -180,6 +180,8 @@ test('refused before any model runs: a private or non-https server_url, and a ke
   for (const url of ['https://10.0.0.1/mcp', 'http://example.com/mcp']) {
     await assert.rejects(ask('Look up order 1', orders({ server_url: url })), (e: any) => e.status === 400 && e.error?.param === 'tools[0].server_url');
   }
+  // A hosted connector is refused by the tool's field table, naming the member.
+  await assert.rejects(ask('x', { type: 'mcp', server_label: 'c', connector_id: 'connector_gmail', server_url: mcpUrl }), (e: any) => e.status === 400 && e.error?.param === 'tools[0].connector_id');
   const { key: plain } = await server.createKey({});
   await assert.rejects(server.openai(plain).responses.create({ model: 'agent', input: 'x', tools: [orders() as never] }), (e: any) => e.status === 403);
 });

@@ -68,20 +68,28 @@ const namespaceTool = z.looseObject({
   tools: z.array(z.discriminatedUnion('type', [functionTool, customTool])).min(1).max(128),
 });
 
-const webSearchTool = z.looseObject({
-  type: z.literal(['web_search', 'web_search_2025_08_26']),
-  filters: z.looseObject({ allowed_domains: z.array(z.string()).max(1_000).nullable().optional() }).nullable().optional(),
-  user_location: location,
-  search_context_size: z.enum(['low', 'medium', 'high']).optional(),
-  external_web_access: z.boolean().optional(),
-});
+/**
+ * The members of a web_search tool (reference WebSearchTool), classified like body fields;
+ * /capabilities publishes them under `tools[web_search].<member>`; reference-coverage.test.ts
+ * proves the table whole.
+ */
+export const WEB_SEARCH_TOOL_FIELDS = {
+  filters: applied(z.looseObject({ allowed_domains: z.array(z.string().max(253)).max(1_000).nullable().optional() }).nullable(), 'allowed_domains'),
+  'filters.allowed_domains': applied(z.array(z.string().max(253)).max(1_000).nullable(), 'results and pages only on these domains and their subdomains'),
+  user_location: applied(location, 'passed to the search backend where it takes one (Brave: country)'),
+  search_context_size: applied(z.enum(['low', 'medium', 'high']), 'how many results (3, 5, 10) and how much of a page (4k, 10k, 20k characters) the model reads; default medium'),
+  external_web_access: applied(z.boolean(), 'false: no outgoing request at all, the model is told it cannot search'),
+} as const satisfies FieldTable;
 
-const webSearchPreviewTool = z.looseObject({
-  type: z.literal(['web_search_preview', 'web_search_preview_2025_03_11']),
-  user_location: location,
-  search_context_size: z.enum(['low', 'medium', 'high']).optional(),
-  search_content_types: z.array(z.enum(['text', 'image'])).max(2).optional(),
-});
+/** The members of a web_search_preview tool (reference WebSearchPreviewTool). */
+export const WEB_SEARCH_PREVIEW_TOOL_FIELDS = {
+  user_location: WEB_SEARCH_TOOL_FIELDS.user_location,
+  search_context_size: WEB_SEARCH_TOOL_FIELDS.search_context_size,
+  search_content_types: noEffect('results are text', z.array(z.enum(['text', 'image'])).max(2)),
+} as const satisfies FieldTable;
+
+const webSearchTool = memberSchema(['web_search', 'web_search_2025_08_26'], WEB_SEARCH_TOOL_FIELDS);
+const webSearchPreviewTool = memberSchema(['web_search_preview', 'web_search_preview_2025_03_11'], WEB_SEARCH_PREVIEW_TOOL_FIELDS);
 
 const codeInterpreterTool = z.looseObject({
   type: z.literal('code_interpreter'),
@@ -146,9 +154,6 @@ export const FILE_SEARCH_TOOL_FIELDS = {
 
 const fileSearchTool = memberSchema('file_search', FILE_SEARCH_TOOL_FIELDS, ['vector_store_ids']);
 
-/** Member tables of the tools that have one, by tool type (published by /capabilities). */
-export const RESPONSE_TOOL_FIELDS: Readonly<Record<string, FieldTable>> = { file_search: FILE_SEARCH_TOOL_FIELDS };
-
 const imageGenerationTool = z.looseObject({
   type: z.literal('image_generation'),
   model: z.string().optional(),
@@ -164,28 +169,43 @@ const imageGenerationTool = z.looseObject({
   action: z.enum(['generate', 'edit', 'auto']).optional(),
 });
 
-const mcpToolFilter = z.looseObject({ tool_names: z.array(z.string()).max(1_000).optional(), read_only: z.boolean().optional() });
+const mcpToolFilter = z.looseObject({ tool_names: z.array(z.string().max(256)).max(1_000).optional(), read_only: z.boolean().optional() });
 
-const mcpTool = z
-  .looseObject({
-    type: z.literal('mcp'),
-    server_label: z.string().min(1),
-    // SPEC: tools on a public https:// server (the outbound guard refuses anything else before
-    // any model runs; plain http only for hosts its test-only exemption names); hosted connectors are not offered.
-    server_url: z.url({ protocol: /^https?$/, error: 'server_url must be an https:// URL' }).max(2_048).optional(),
-    connector_id: z.string().optional(),
-    server_description: z.string().optional(),
-    authorization: z.string().optional(),
-    headers: z.record(z.string(), z.string()).nullable().optional(),
-    allowed_tools: z.union([z.array(z.string()).max(1_000), mcpToolFilter]).nullable().optional(),
-    require_approval: z
-      .union([z.enum(['always', 'never']), z.looseObject({ always: mcpToolFilter.optional(), never: mcpToolFilter.optional() })])
-      .nullable()
-      .optional(),
-    defer_loading: z.boolean().optional(),
-    allowed_callers: allowedCallers,
-  })
-  .refine((t) => t.server_url !== undefined, { message: 'mcp tools need server_url (connector_id is not offered)', path: ['server_url'] });
+/**
+ * The members of an mcp tool (reference MCPTool), classified like body fields; published
+ * under `tools[mcp].<member>`; reference-coverage.test.ts proves the table whole.
+ */
+export const MCP_TOOL_FIELDS = {
+  server_label: applied(z.string().min(1).max(64), 'names the server in items and messages; one tool per label'),
+  // SPEC: tools on a public https:// server (the outbound guard refuses anything else before
+  // any model runs; plain http only for hosts its test-only exemption names).
+  server_url: applied(z.url({ protocol: /^https?$/, error: 'server_url must be an https:// URL' }).max(2_048), 'a public https:// streamable HTTP endpoint, checked by the outbound guard before any model runs'),
+  server_description: applied(z.string().max(4_000), 'told to the model beside each tool'),
+  authorization: applied(z.string().max(8_192), 'sent as a bearer token to that server only; never stored, echoed or logged'),
+  headers: applied(z.record(z.string().max(256), z.string().max(8_192)).nullable(), 'sent to that server only (not across a redirect to another origin); never stored, echoed or logged'),
+  allowed_tools: applied(z.union([z.array(z.string().max(256)).max(1_000), mcpToolFilter]).nullable(), 'tool names, or a filter of tool_names and read_only'),
+  require_approval: applied(
+    z.union([z.enum(['always', 'never']), z.looseObject({ always: mcpToolFilter.optional(), never: mcpToolFilter.optional() })]).nullable(),
+    'always (default), never, or per-tool filters: a call that needs approval ends the response with an mcp_approval_request',
+  ),
+  defer_loading: noEffect('every allowed tool is listed up front', z.boolean()),
+  allowed_callers: noEffect('the model calls the tools', z.array(z.enum(['direct', 'programmatic'])).max(2).nullable()),
+  connector_id: refused('hosted connectors are not offered: name the server with server_url'),
+  tunnel_id: refused('tunnels are not offered: name a public server with server_url'),
+} as const satisfies FieldTable;
+
+const mcpTool = memberSchema('mcp', MCP_TOOL_FIELDS, ['server_label', 'server_url']);
+
+/** Member tables of the tools that have one, by tool type (published by /capabilities). */
+export const RESPONSE_TOOL_FIELDS: Readonly<Record<string, FieldTable>> = {
+  file_search: FILE_SEARCH_TOOL_FIELDS,
+  web_search: WEB_SEARCH_TOOL_FIELDS,
+  web_search_2025_08_26: WEB_SEARCH_TOOL_FIELDS,
+  web_search_preview: WEB_SEARCH_PREVIEW_TOOL_FIELDS,
+  web_search_preview_2025_03_11: WEB_SEARCH_PREVIEW_TOOL_FIELDS,
+  mcp: MCP_TOOL_FIELDS,
+};
+
 
 const computerTool = z.looseObject({ type: z.literal('computer') });
 const computerUsePreviewTool = z.looseObject({
