@@ -53,6 +53,8 @@ import type { KeyRecord } from './keys/keys-service.ts';
 import { chatBatchEndpoint } from './api/chat/chat-call.ts';
 import { completionBatchEndpoint } from './api/completions/completion-call.ts';
 import { embeddingsBatchEndpoint } from './api/embeddings/embeddings-call.ts';
+import { moderationsRoutes } from './api/moderations/routes.ts';
+import { moderationsBatchEndpoint } from './api/moderations/moderations-call.ts';
 import { embeddingsRoutes } from './api/embeddings/routes.ts';
 import { StoredFiles } from './api/files/stored-files.ts';
 import { DiskBlobStore } from './blobs/disk-blob-store.ts';
@@ -230,12 +232,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   responsesWebSocket(http, services, responses);
   conversationsRoutes(router, conversations);
   embeddingsRoutes(router);
+  moderationsRoutes(router);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
   batchEndpoints.register(chatBatchEndpoint(services, stored, tools));
   batchEndpoints.register(completionBatchEndpoint(services));
   batchEndpoints.register(responseBatchEndpoint(services, responses));
   batchEndpoints.register(embeddingsBatchEndpoint(services));
+  batchEndpoints.register(moderationsBatchEndpoint(services));
   batchesRoutes(router, new Batches(store.db, jobs, services.files), batchEndpoints.urls);
   services.jobRunner.handle(batchJob, batchJobHandler(services, batchEndpoints, { concurrency: config.batchConcurrency }), { concurrency: config.batchJobs });
   const admin = new Router(http, services, ADMIN);

@@ -5,10 +5,25 @@ import path from 'node:path';
 import { z } from 'zod';
 import { MAX_CREDITS } from './accounts/money.ts';
 import { isValidOutboundAllow } from './outbound/guard.ts';
+import { MODERATION_CATEGORIES } from './contract/endpoints/moderations.ts';
 import type { SearchConfig } from './tools/web-search/backends.ts';
 
 const number = () => z.coerce.number({ error: 'must be a number' }).finite('must be a number');
 const intFrom = (def: number, min = 0) => number().int('must be a whole number').min(min, `must be at least ${min}`).default(def);
+/** MODERATION_THRESHOLDS: `violence=0.6,sexual=0.4`; undefined when it does not parse. */
+function parseThresholds(value: string): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  for (const raw of value.split(',')) {
+    const entry = raw.trim();
+    if (!entry) continue;
+    const [name, score] = entry.split('=').map((x) => x.trim());
+    const n = Number(score);
+    if (!name || !(MODERATION_CATEGORIES as readonly string[]).includes(name) || score === undefined || score === '' || !Number.isFinite(n) || n < 0 || n > 1) return undefined;
+    out[name] = n;
+  }
+  return out;
+}
+
 const priceFrom = (def: number) => number().min(0, 'must not be negative').default(def);
 const optionalString = z
   .string()
@@ -30,6 +45,10 @@ const envSchema = z.object({
   AGENT_API_WEB_MAX_USES: intFrom(10, 1),
   WEB_SEARCH_PRICE_PER_CALL: priceFrom(0.01),
   WEB_PAGE_PRICE_PER_CALL: priceFrom(0),
+  MODERATION_THRESHOLD: number().min(0).max(1).default(0.5),
+  MODERATION_THRESHOLDS: optionalString.refine((v) => v === undefined || parseThresholds(v) !== undefined, {
+    message: `must be category=score pairs, comma-separated, each score 0 to 1, categories among ${MODERATION_CATEGORIES.join(', ')}`,
+  }),
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v) || v.startsWith('sqlite:'), {
     message: 'must be postgres://... (or sqlite:<path>)',
   }),
@@ -132,6 +151,8 @@ export interface Config {
   toolPrices: { webSearchUsd: number; pageUsd: number };
   /** Calls of each web tool one answer may make. */
   webMaxUses: number;
+  /** Moderation flags a category at its score threshold: one per category where given, else the default. */
+  moderation: { threshold: number; thresholds: Record<string, number> };
   /** The agent loop's step cap and deadline (agent/agent-loop.ts): past either, the model answers with what it has. */
   agentLimits: { maxSteps: number; deadlineMs: number };
   accountConcurrency: number;
@@ -204,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     toolPrices: { webSearchUsd: e.WEB_SEARCH_PRICE_PER_CALL, pageUsd: e.WEB_PAGE_PRICE_PER_CALL },
     webMaxUses: e.AGENT_API_WEB_MAX_USES,
     agentLimits: { maxSteps: e.AGENT_API_AGENT_MAX_STEPS, deadlineMs: e.AGENT_API_AGENT_DEADLINE_MS },
+    moderation: { threshold: e.MODERATION_THRESHOLD, thresholds: parseThresholds(e.MODERATION_THRESHOLDS ?? '') ?? {} },
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

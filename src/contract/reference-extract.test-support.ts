@@ -85,12 +85,12 @@ export function coverageExtract(text: string): CoverageExtract {
   };
 }
 
-/** The Responses streaming events and the response object, with every component they reference. */
+/** The Responses streaming events and the response object (and the moderation object), with every component they reference. */
 export function schemasExtract(text: string): Json {
   const spec = JSON.parse(text) as Json;
   const all = spec.components.schemas as Json;
   const roots = Object.keys(all).filter((k) => /^Response[A-Za-z]*Event$/.test(k) && all[k].properties?.type?.enum);
-  roots.push('Response', 'ResponseStreamEvent');
+  roots.push('Response', 'ResponseStreamEvent', 'CreateModerationResponse');
   const picked: Json = {};
   const visit = (name: string) => {
     if (picked[name] || !all[name]) return;

@@ -3,14 +3,15 @@
 // price of each, and a call finds its engine by capability and model id. Configuration
 // decides who registers (providers/index.ts): the offline engines by default, an
 // upstream where one is configured for that capability; a model id can have its own.
-import { CHAT_MODELS, EMBEDDING_MODEL_SPECS, EMBEDDING_MODELS } from '../contract/models.ts';
+import { CHAT_MODELS, EMBEDDING_MODEL_SPECS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
 import type { Price } from '../credits/pricing.ts';
-import type { ChatProvider, EmbeddingProvider } from './types.ts';
+import type { ChatProvider, EmbeddingProvider, ModerationProvider } from './types.ts';
 
 /** What each capability's engine is. A capability joins here with its interface. */
 export interface EngineKinds {
   chat: ChatProvider;
   embeddings: EmbeddingProvider;
+  moderation: ModerationProvider;
 }
 export type Capability = keyof EngineKinds;
 
@@ -18,6 +19,7 @@ export type Capability = keyof EngineKinds;
 export const MODELS_BY_CAPABILITY: { readonly [C in Capability]: readonly string[] } = {
   chat: CHAT_MODELS,
   embeddings: EMBEDDING_MODELS,
+  moderation: MODERATION_MODELS,
 };
 
 interface Entry<C extends Capability> {

@@ -4,10 +4,11 @@
 import { configuredSecrets, type Config } from '../config.ts';
 import type { ChatModel } from '../contract/models.ts';
 import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
+import { createOfflineModeration } from './inline/moderation/offline-moderation.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
 import type { Price } from '../credits/pricing.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig } from './remote/openai-compatible/index.ts';
-import { CHAT_MODELS, EMBEDDING_MODELS } from '../contract/models.ts';
+import { CHAT_MODELS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
 import { embeddingPrice, Engines } from './engines.ts';
 import type { ChatProvider, EmbeddingProvider } from './types.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
@@ -54,7 +55,9 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
 export function enginesFor(config: Config, backend: ChatBackend): Engines {
   const engines = new Engines()
     .register('chat', CHAT_MODELS, backend.provider, (m) => backend.price(m as ChatModel))
-    .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices));
+    .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices))
+    // Moderation offline, free (the reference's moderations cost nothing either); an upstream's /moderations is still to come.
+    .register('moderation', MODERATION_MODELS, createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }));
   for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);
   return engines.check();
 }

@@ -212,3 +212,24 @@ export interface EmbeddingProvider {
   readonly reportsUsage: boolean;
   embed(request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
 }
+
+/** One input a moderation scores: a text, or text and images (the image parts' URLs). */
+export interface ModerationInput {
+  texts: string[];
+  images: string[];
+}
+
+/** One input's scores, per category of the reference's 13 (moderation ids: contract/endpoints/moderations.ts). */
+export interface ModerationScores {
+  scores: Record<string, number>;
+  /** The input types each category was scored on (`text`, `image`). */
+  appliedTo: Record<string, ('text' | 'image')[]>;
+  /** Why, where the engine can say (the offline engine's rules that fired). */
+  fired?: { rule: string; category: string; weight: number; negated: boolean }[];
+}
+
+export interface ModerationProvider {
+  readonly name: string;
+  /** `model` as the service names it (text-moderation-* models score text only). */
+  moderate(request: { model: string; inputs: ModerationInput[]; requestId?: string }, signal: AbortSignal): Promise<ModerationScores[]>;
+}

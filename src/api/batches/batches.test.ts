@@ -172,9 +172,9 @@ describe('batches on the offline engine', () => {
   test('an endpoint no batch call is registered for is refused at create, naming endpoint; the contract lists the registered ones', async () => {
     const { key } = await server.createKey({ permissions: { files: true } });
     const client = server.openai(key);
-    const line = JSON.stringify({ custom_id: 'm', method: 'POST', url: '/v1/moderations', body: { model: 'omni-moderation-latest', input: 'x' } });
+    const line = JSON.stringify({ custom_id: 'm', method: 'POST', url: '/v1/videos', body: { model: 'sora-2', prompt: 'x' } });
     const file = await client.files.create({ file: await toFile(Buffer.from(line), 'm.jsonl'), purpose: 'batch' });
-    for (const endpoint of ['/v1/moderations', '/v1/videos', '/v1/nothing', null]) {
+    for (const endpoint of ['/v1/videos', '/v1/nothing', null]) {
       const res = await server.fetch('/v1/batches', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input_file_id: file.id, endpoint, completion_window: '24h' }) });
       assert.equal(res.status, 400, String(endpoint));
       const body = (await res.json()) as { error: { param: string; message: string } };
@@ -183,7 +183,7 @@ describe('batches on the offline engine', () => {
     }
     assert.equal((await client.batches.list()).data.length, 0, 'nothing was created');
 
-    const registered = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses'];
+    const registered = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/moderations', '/v1/responses'];
     const caps = (await (await server.fetch('/v1/capabilities')).json()) as { limited_fields: Record<string, Record<string, string[]>> };
     assert.deepEqual([...caps.limited_fields['POST /batches']!.endpoint!].sort(), registered);
     const doc = (await (await server.fetch('/v1/openapi.json')).json()) as Record<string, any>;

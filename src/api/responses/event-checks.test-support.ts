@@ -73,3 +73,10 @@ export function parseSse(text: string): { event: string | undefined; data: Ev }[
       return { event, data };
     });
 }
+
+/** A value against any schema the committed reference extract holds (e.g. CreateModerationResponse). */
+export function validateAgainst(schema: string, value: unknown): void {
+  const validate = ajv.getSchema(`openai#/components/schemas/${schema}`);
+  assert.ok(validate, `the reference extract has no schema ${schema}`);
+  assert.ok(validate(value), `the value does not match ${schema}: ${ajv.errorsText(validate.errors)}`);
+}

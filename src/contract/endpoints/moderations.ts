@@ -4,18 +4,25 @@ import { applied, modelField, svcSchema } from '../fields.ts';
 import { MODERATION_MODELS } from '../models.ts';
 import { defineEndpoint } from '../types.ts';
 
+/** Inputs in one request: the reference takes a list; more results than this are not one request's work. */
+const MAX_INPUTS = 2_048;
+
 const moderationInputSchema = z.union([
   z.string(),
-  z.array(z.string()),
-  z.array(
-    z.discriminatedUnion('type', [
-      z.object({ type: z.literal('text'), text: z.string() }),
-      z.object({ type: z.literal('image_url'), image_url: z.object({ url: z.string() }) }),
-    ]),
-  ),
+  z.array(z.string()).min(1, 'send at least one input').max(MAX_INPUTS, `at most ${MAX_INPUTS} inputs`),
+  z
+    .array(
+      z.discriminatedUnion('type', [
+        z.object({ type: z.literal('text'), text: z.string() }),
+        z.object({ type: z.literal('image_url'), image_url: z.object({ url: z.string().max(20 * 1024 * 1024) }) }),
+      ]),
+    )
+    .min(1, 'send at least one part')
+    .max(MAX_INPUTS, `at most ${MAX_INPUTS} parts`),
 ]);
 
-const CATEGORIES = [
+/** The reference's 13 moderation categories (every result scores each). */
+export const MODERATION_CATEGORIES = [
   'harassment',
   'harassment/threatening',
   'hate',
@@ -31,7 +38,7 @@ const CATEGORIES = [
   'violence/graphic',
 ] as const;
 
-const perCategory = (value: z.ZodType) => z.looseObject(Object.fromEntries(CATEGORIES.map((c) => [c, value])));
+const perCategory = (value: z.ZodType) => z.looseObject(Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, value])));
 
 export const moderationResultSchema = z
   .looseObject({
@@ -53,15 +60,21 @@ export const createModeration = defineEndpoint({
   path: '/moderations',
   family: 'moderations',
   summary: 'Classifies text (and images) against the moderation categories.',
-  permission: 'moderate',
+  // No switch, as in the reference: any key may moderate (the Moderate requests switch moderates a key's own model input).
   body: {
     type: 'json',
     required: ['input'],
     fields: {
-      input: applied(moderationInputSchema, 'text, a list of texts, or text and image_url parts'),
-      model: modelField(MODERATION_MODELS, 'default omni-moderation-latest'),
+      input: applied(
+        moderationInputSchema,
+        'a text or a list of texts (one result each), or a list of text and image_url parts (one result for them all); image parts are not offered yet (400 naming the part)',
+      ),
+      model: modelField(MODERATION_MODELS, 'default omni-moderation-latest; text-moderation-* score text only'),
     },
   },
+  notes: [
+    'The offline engine scores text with readable weighted rules per category (negations and harmless idioms such as "kill the process" taken into account); a category is flagged at its threshold (MODERATION_THRESHOLD, MODERATION_THRESHOLDS). Every result scores all 13 categories.',
+  ],
   response: { schema: createModerationResponseSchema },
   billable: true,
 });
