@@ -127,7 +127,14 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
       } else {
         uses.set(tool, used + 1);
         await hooks.beforeTool?.(tool);
-        out = await tool.run(c.arguments, signal);
+        // The deadline bounds the tool's run too: past it the tool stops and the model is told.
+        const toolSignal = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
+        try {
+          out = await tool.run(c.arguments, toolSignal);
+        } catch (err) {
+          if (signal.aborted || !toolSignal.aborted) throw err;
+          out = `${c.name} did not finish within the time this answer may take: answer with what you have.`;
+        }
       }
       const text = typeof out === 'string' ? out : out.text;
       yield { type: 'tool-result', toolCallId: c.id, toolName: c.name, result: text, ...(typeof out !== 'string' && out.data !== undefined ? { data: out.data } : {}) };

@@ -140,6 +140,16 @@ export class OutboundGuard {
     return url;
   }
 
+  /**
+   * Checks a URL and, for a name, resolves it and checks every address it has now, before
+   * anything is sent (a caller's server refused up front). The connection checks again.
+   */
+  async checkAddress(input: string | URL): Promise<URL> {
+    const url = this.checkUrl(input);
+    await this.resolve(hostOf(url), portOf(url));
+    return url;
+  }
+
   /** The address to connect to: every address the name has must be public (or exempted). */
   private async resolve(hostname: string, port: string): Promise<string> {
     const host = hostname.toLowerCase();
@@ -158,7 +168,8 @@ export class OutboundGuard {
     if (addresses.length === 0) throw new OutboundRefused(`${host} could not be resolved.`);
     // All of them: a name with one private address among public ones is refused.
     const bad = addresses.find((a) => !(exempt || ipAllowed(a.address, this.allow.ranges) || isPublicAddress(a.address)));
-    if (bad) throw new OutboundRefused(`${host} resolves to ${bad.address}, which is not a public address.`);
+    // The address itself is not said: the caller (or a model) learns nothing of internal DNS.
+    if (bad) throw new OutboundRefused(`${host} resolves to an address that is not public.`);
     return addresses[0]!.address;
   }
 

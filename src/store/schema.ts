@@ -329,6 +329,7 @@ export interface Database {
   container_files: ContainerFilesTable;
   skills: SkillsTable;
   skill_versions: SkillVersionsTable;
+  mcp_approvals: McpApprovalsTable;
 }
 
 export interface VectorStoresTable {
@@ -450,4 +451,14 @@ export interface ContainerFilesTable {
   created_at: number;
   /** the bytes in the blob store (null: kept on the host that wrote it only) */
   blob_key: string | null;
+}
+
+/** One answered MCP approval request (migration 0022): claimed once, before the call runs. */
+export interface McpApprovalsTable {
+  account_id: string;
+  approval_request_id: string;
+  /** 1 approved, 0 declined */
+  approved: number;
+  request_id: string;
+  created_at: number;
 }

@@ -22,6 +22,20 @@ import { fileSearchTool, type FileSearchConfig } from './file-search/file-search
 import { listMcpTools, type McpServer, type McpToolInfo } from './mcp/mcp-client.ts';
 import { mcpAgentTool, runMcpCall } from './mcp/mcp-tool.ts';
 import type { AgentTool, ToolOutput } from './types.ts';
+import type { SearchBackend, UserLocation } from './web-search/backends.ts';
+import { CANNOT_SEARCH, webTools, type ContextSize } from './web-search/web-tools.ts';
+
+/** The tools a request gets, and what the model is told beside them (e.g. that it cannot search). */
+export interface ToolSet {
+  tools: AgentTool[];
+  notes: string[];
+}
+
+/**
+ * The switch the assistant's own tools need. A request's hosted tools need the switches
+ * the contract gives their types (RESPONSE_TOOL_SWITCHES), checked when the request is.
+ */
+const ASSISTANT_SWITCH: Permission = 'agent_tools';
 
 /** Whether a text names a web address (cheap: a substring search, linear in the text). */
 const hasUrl = (text: string): boolean => text.includes('https://') || text.includes('http://');
@@ -34,24 +48,6 @@ export function mentionsUrl(messages: readonly ChatMessage[]): boolean {
   }
   return false;
 }
-import type { SearchBackend, UserLocation } from './web-search/backends.ts';
-import { CANNOT_SEARCH, webTools, type ContextSize } from './web-search/web-tools.ts';
-
-/** The tools a request gets, and what the model is told beside them (e.g. that it cannot search). */
-export interface ToolSet {
-  tools: AgentTool[];
-  notes: string[];
-}
-
-/** The switch each tool needs (null: none beyond the request offering it). */
-export const TOOL_SWITCHES = {
-  assistant: 'agent_tools',
-  web_search: null,
-  file_search: 'file_search',
-  code_interpreter: 'code_interpreter',
-  shell: 'code_interpreter',
-  mcp: 'remote_mcp',
-} as const satisfies Record<string, Permission | null>;
 
 export interface ToolPrices {
   /** Per search (USD); OpenAI's web search is $10 a thousand calls. */
@@ -109,7 +105,7 @@ export class ToolRegistry {
    * something up without a search tool says it cannot.
    */
   assistant(key: KeyRecord, mentionsUrl: boolean, log?: ContainerToolLog): ToolSet {
-    if (!key.permissions[TOOL_SWITCHES.assistant]) return { tools: [], notes: [] };
+    if (!key.permissions[ASSISTANT_SWITCH]) return { tools: [], notes: [] };
     if (this.deps.assistant) return { tools: this.deps.assistant(key), notes: [] };
     if (!this.deps.webSearch && !mentionsUrl) return { tools: [], notes: [] };
     return { tools: this.web({ allowedDomains: [], contextSize: 'medium', externalWebAccess: true }, log).tools, notes: [] };
@@ -145,9 +141,9 @@ export class ToolRegistry {
     return containerShellTool(this.deps.containers!, lease, this.deps.sandboxTimeoutMs, log);
   }
 
-  /** Checks a remote MCP server's address before anything runs (throws OutboundRefused saying why). */
-  checkMcpServer(url: string): void {
-    this.deps.outbound.checkUrl(url);
+  /** Checks a remote MCP server's address, its name resolved, before anything runs (throws OutboundRefused saying why). */
+  async checkMcpServer(url: string): Promise<void> {
+    await this.deps.outbound.checkAddress(url);
   }
 
   /** A remote MCP server's tools (throws McpFailed). */

@@ -24,13 +24,17 @@ import type { BackgroundResponses } from './routes.ts';
 export const backgroundResponseJob = jobKind<{ responseId: string }, never, null>('responses.background', { maxAttempts: 2 });
 
 const RUNNING = ['queued', 'in_progress'];
+/** Claims a job whose MCP credentials one instance holds may take, the others handing it back. */
+const HELD_ATTEMPTS = 20;
 const route: RouteConfig = { auth: 'key', contract: createResponse, endpoint: '/v1/responses' };
 
 export function backgroundResponses(services: Services, deps: ResponsesDeps): BackgroundResponses & { handler: (ctx: JobContext<{ responseId: string }, never>) => Promise<null> } {
   const { stored } = deps;
   // An mcp tool's headers and authorization never reach the job row: they wait here, in
-  // this process only, until the response runs. A restart (or another instance) loses them.
+  // this process only, until the response runs. Another instance that claims such a job
+  // hands it back (a retry) for this one; a restart of this one loses them.
   const held = new Map<string, McpSecrets>();
+  const instanceId = services.config.instanceId;
 
   async function fail(id: string, response: Record<string, any>, error: ApiError): Promise<void> {
     await stored.update(id, { ...response, status: 'failed', error: { code: error.code, message: error.message } }, { onlyIf: RUNNING });
@@ -40,27 +44,34 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
     async enqueue({ body, call, key }) {
       // Everything a live call would refuse is refused now, before anything is stored.
       const id = newResponseId();
-      const prepared = await prepareResponse(services, deps, body, key, id);
+      // The MCP servers' tools are listed when the response runs, not twice.
+      const prepared = await prepareResponse(services, deps, body, key, id, undefined, false);
       const createdAt = Math.floor(Date.now() / 1000);
       const response = { ...initialResponse(id, createdAt, body, prepared.maxTokens, prepared.conversationId), status: 'queued' };
       const { body: kept, secrets } = withoutSecrets(body);
       if (secrets.size > 0) held.set(id, secrets);
-      await services.jobs.transaction(async (trx) => {
-        const job = await services.jobs.enqueue(backgroundResponseJob, { responseId: id }, { db: trx, accountId: key.accountId });
-        await stored.save(
-          {
-            accountId: key.accountId,
-            response,
-            inputItems: prepared.input,
-            previousResponseId: body.previous_response_id ?? null,
-            conversationId: prepared.conversationId,
-            background: true,
-            request: { body: kept, keyId: key.id, ip: call.ip, ...(secrets.size > 0 ? { mcpSecrets: [...secrets.keys()] } : {}) },
-            jobId: job.id,
-          },
-          trx,
-        );
-      });
+      try {
+        await services.jobs.transaction(async (trx) => {
+          // With credentials held here, other instances hand the job back until this one takes it.
+          const job = await services.jobs.enqueue(backgroundResponseJob, { responseId: id }, { db: trx, accountId: key.accountId, ...(secrets.size > 0 ? { maxAttempts: HELD_ATTEMPTS } : {}) });
+          await stored.save(
+            {
+              accountId: key.accountId,
+              response,
+              inputItems: prepared.input,
+              previousResponseId: body.previous_response_id ?? null,
+              conversationId: prepared.conversationId,
+              background: true,
+              request: { body: kept, keyId: key.id, ip: call.ip, ...(secrets.size > 0 ? { mcpSecrets: [...secrets.keys()], heldBy: instanceId } : {}) },
+              jobId: job.id,
+            },
+            trx,
+          );
+        });
+      } catch (err) {
+        held.delete(id);
+        throw err;
+      }
       return response;
     },
 
@@ -70,6 +81,7 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
       const cancelled = { ...found.response, status: 'cancelled' };
       if (!(await stored.update(id, cancelled, { onlyIf: RUNNING, keepRequest: true }))) return (await stored.get(accountId, id))?.response;
       if (found.jobId) await services.jobs.cancel(found.jobId);
+      held.delete(id);
       return cancelled;
     },
 
@@ -82,19 +94,22 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
         await fail(responseId, row.response, serverError('The response was interrupted by a restart of the service before it finished.'));
         return null;
       }
-      const request = row.request as { body: ResponseBody; keyId: string; ip: string; mcpSecrets?: string[] } | null;
+      const request = row.request as { body: ResponseBody; keyId: string; ip: string; mcpSecrets?: string[]; heldBy?: string } | null;
       const key = request && (await services.keys.get(request.keyId));
       if (!request || !key) {
         await fail(responseId, row.response, serverError("The response's API key no longer exists."));
         return null;
       }
       const secrets = held.get(responseId);
-      held.delete(responseId);
       if (request.mcpSecrets?.length && !secrets) {
+        // Held by another instance: handed back (a retry) for it to take, while attempts remain.
+        if (request.heldBy !== undefined && request.heldBy !== instanceId && ctx.attempt < ctx.maxAttempts) throw new Error('the MCP credentials of this response are held by another instance');
         const labels = request.mcpSecrets.map((l) => `'${l}'`).join(', ');
-        await fail(responseId, row.response, serverError(`The headers and authorization of the MCP server ${labels} were kept in memory only, and the service restarted before the response ran: send the request again.`));
+        const why = request.heldBy === instanceId ? 'the service restarted before the response ran' : 'the instance holding them did not take the response up';
+        await fail(responseId, row.response, serverError(`The headers and authorization of the MCP server ${labels} were kept in memory only, and ${why}: send the request again.`));
         return null;
       }
+      held.delete(responseId);
       if (secrets) request.body = withSecrets(request.body, secrets);
       if (!(await stored.update(responseId, { ...row.response, status: 'in_progress' }, { onlyIf: ['queued'], keepRequest: true }))) return null;
       await run(ctx, responseId, row.response, request, key);

@@ -12,7 +12,10 @@
 // `never` is a service tool of the agent loop (an `mcp_call` item as it runs).
 // The server's `headers` and `authorization` live only in this request: they go to that
 // server, never into an item, the echoed tools, a job row, a log or an error text.
+import type { Kysely } from 'kysely';
 import { invalidRequest } from '../../errors.ts';
+import type { Database } from '../../store/schema.ts';
+import { isUniqueViolation } from '../../store/errors.ts';
 import { OutboundRefused } from '../../outbound/guard.ts';
 import type { FunctionTool } from '../../providers/types.ts';
 import { McpFailed, type McpServer, type McpToolInfo } from '../../tools/mcp/mcp-client.ts';
@@ -48,6 +51,8 @@ export interface McpPlan {
   kinds: [string, ToolKind][];
   /** Approvals this request's input grants, run once the run is open. */
   approved: ApprovedCall[];
+  /** Every approval request this input answers (approved or not): claimed once for the whole service before anything runs. */
+  answered: { id: string; approve: boolean }[];
 }
 
 /** The server as the client reaches it: its secrets from this request only. */
@@ -90,14 +95,14 @@ export function answeredApprovals(items: readonly Item[]): Set<string> {
  * against the stored requests of the chain (unknown, another account's, or already
  * answered: 400).
  */
-export async function planMcp(registry: ToolRegistry, specs: readonly McpSpec[], earlier: readonly Item[], input: readonly Item[], signal: AbortSignal): Promise<McpPlan> {
-  const plan: McpPlan = { listItems: [], tools: [], functions: [], kinds: [], approved: [] };
+export async function planMcp(registry: ToolRegistry, specs: readonly McpSpec[], earlier: readonly Item[], input: readonly Item[], signal: AbortSignal, list = true): Promise<McpPlan> {
+  const plan: McpPlan = { listItems: [], tools: [], functions: [], kinds: [], approved: [], answered: [] };
   const servers = new Map<string, McpServer>();
   for (const { tool, at } of specs) {
     const label = String(tool.server_label);
     if (servers.has(label)) throw invalidRequest(`Two mcp tools have the server_label '${label}'.`, `${at}.server_label`);
     try {
-      registry.checkMcpServer(String(tool.server_url));
+      await registry.checkMcpServer(String(tool.server_url));
     } catch (err) {
       if (err instanceof OutboundRefused) throw invalidRequest(`The MCP server_url cannot be used: ${err.message}`, `${at}.server_url`);
       throw err;
@@ -105,6 +110,7 @@ export async function planMcp(registry: ToolRegistry, specs: readonly McpSpec[],
     servers.set(label, serverOf(tool));
   }
   checkApprovals(servers, earlier, input, plan);
+  if (!list) return plan;
 
   for (const { tool } of specs) {
     const server = servers.get(String(tool.server_label))!;
@@ -150,11 +156,33 @@ function checkApprovals(servers: Map<string, McpServer>, earlier: readonly Item[
     if (!request) throw invalidRequest(`No mcp_approval_request with id '${id}' is in this response's context: send previous_response_id of the response that asked.`, param);
     if (answered.has(id)) throw invalidRequest(`The mcp_approval_request '${id}' has already been answered.`, param);
     answered.add(id);
+    plan.answered.push({ id, approve: item.approve === true });
     if (item.approve !== true) return;
     const server = servers.get(String(request.server_label));
     if (!server) throw invalidRequest(`Send the mcp tool for server_label '${request.server_label}' again (with its headers or authorization) to run the approved call.`, param);
     plan.approved.push({ request, server });
   });
+}
+
+/**
+ * Claims the approval requests this input answers, once for the whole service (a row
+ * each, keyed by account and request id, migration 0022), all or none: one already
+ * claimed (answered by another request, at once or before, stored or not) is a 400 and
+ * nothing runs.
+ */
+export async function claimApprovals(db: Kysely<Database>, accountId: string, requestId: string, answered: McpPlan['answered']): Promise<void> {
+  if (answered.length === 0) return;
+  const at = Date.now();
+  try {
+    await db.transaction().execute(async (trx) => {
+      for (const a of answered) {
+        await trx.insertInto('mcp_approvals').values({ account_id: accountId, approval_request_id: a.id, approved: a.approve ? 1 : 0, request_id: requestId, created_at: at }).execute();
+      }
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    throw invalidRequest('An mcp_approval_request this input answers has already been answered.', 'input');
+  }
 }
 
 /** Runs the approved calls, once each, with the arguments stored: their `mcp_call` items. */

@@ -258,3 +258,36 @@ test('a background response whose credentials were held by another process (a re
   assert.match(done.error.message, /kept in memory only, and the service restarted/);
   assert.equal(calls.length, 0);
 });
+
+test('one approval answered by several requests at once, or again with store false: its call runs exactly once', T, async () => {
+  calls.length = 0;
+  const first = await ask('Cancel order 64', orders({ allowed_tools: ['cancel_order'] }));
+  const request = first.output.at(-1);
+  const answer = () =>
+    server.openai(key).responses.create({
+      model: 'agent',
+      previous_response_id: first.id,
+      store: false,
+      input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+      tools: [orders({ allowed_tools: ['cancel_order'] }) as never],
+    });
+  const outcomes = await Promise.allSettled([answer(), answer(), answer()]);
+  assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1, JSON.stringify(outcomes.map((o) => o.status)));
+  for (const o of outcomes) if (o.status === 'rejected') assert.equal((o.reason as any).status, 400);
+  await assert.rejects(answer(), (e: any) => e.status === 400);
+  assert.equal(calls.length, 1);
+});
+
+test("what the model reads: each approval request's call followed at once by what it came to, whatever the input added", T, async () => {
+  const { approvalOutcomes, toMessages } = await import('./to-messages.ts');
+  const items = [
+    { type: 'message', id: 'm1', role: 'user', content: [{ type: 'input_text', text: 'Cancel order 1' }] },
+    { type: 'mcp_approval_request', id: 'mcpr_a', server_label: 'orders', name: 'cancel_order', arguments: '{"order":"1"}' },
+    { type: 'mcp_approval_response', id: 'x1', approval_request_id: 'mcpr_a', approve: false },
+    { type: 'message', id: 'm2', role: 'user', content: [{ type: 'input_text', text: 'and now?' }] },
+  ] as any[];
+  const approvals = approvalOutcomes(items);
+  const messages = toMessages(items, { files: new Map(), earlier: new Map(), approvals });
+  assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'tool', 'user']);
+  assert.match(String(messages[2]!.content), /declined/);
+});

@@ -433,7 +433,8 @@ export class OutputBuilder {
       item.action = data.action;
       item.status = data.status;
       this.webSources.add(data);
-    } else item.status = 'incomplete';
+      // The reference's web_search_call has no incomplete status: one cut short failed.
+    } else item.status = 'failed';
     if (item.status === 'completed') out.push({ type: 'response.web_search_call.completed', output_index: h.index, item_id: item.id });
     out.push({ type: 'response.output_item.done', output_index: h.index, item: { ...item } });
   }

@@ -28,9 +28,9 @@ import { resolveContainers, type ResolvedContainers } from './container-tools.ts
 import { checkVectorStores, fileSearchConfig } from '../../tools/file-search/file-search-tool.ts';
 import { inputItems, shownResponse, type Item } from './items.ts';
 import { OutputBuilder, type StreamEvent } from './output-builder.ts';
-import { answeredApprovals, echoedTools, planMcp, runApproved, type McpPlan } from './mcp-servers.ts';
+import { claimApprovals, echoedTools, planMcp, runApproved, type McpPlan } from './mcp-servers.ts';
 import type { StoredResponses } from './stored-responses.ts';
-import { fileIdsOf, toMessages } from './to-messages.ts';
+import { approvalOutcomes, fileIdsOf, mcpResult, toMessages } from './to-messages.ts';
 import { mapTools, type ToolKind } from './tool-mapping.ts';
 import { newId } from '../../ids.ts';
 
@@ -99,7 +99,7 @@ function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
 }
 
 const NO_TOOLS: ToolSet = { tools: [], notes: [] };
-const NO_MCP: McpPlan = { listItems: [], tools: [], functions: [], kinds: [], approved: [] };
+const NO_MCP: McpPlan = { listItems: [], tools: [], functions: [], kinds: [], approved: [], answered: [] };
 
 /** tool_choice naming an MCP server (and tool): that tool when it is one, else auto; `required` holds once MCP tools are offered. */
 function mcpToolChoice(choice: unknown, mcp: McpPlan): ChatRequest['toolChoice'] | undefined {
@@ -212,6 +212,8 @@ export interface PreparedResponse {
   web: ToolSet | null;
   /** The request's remote MCP servers, settled. */
   mcp: McpPlan;
+  /** The tool message of each MCP approval request in the conversation (an approved one's filled in once its call has run). */
+  approvals: Map<string, ChatMessage & { role: 'tool' }>;
   messages: ChatMessage[];
   attachments: number;
   includeLogprobs: boolean;
@@ -225,6 +227,8 @@ export async function prepareResponse(
   key: KeyRecord,
   responseId = 'a response',
   signal: AbortSignal = AbortSignal.timeout(60_000),
+  /** false: MCP servers are checked but their tools not listed (a background response lists them when it runs). */
+  listMcpTools = true,
 ): Promise<PreparedResponse> {
   checkCombinations(body);
   const accountId = key.accountId;
@@ -248,7 +252,7 @@ export async function prepareResponse(
 
   const web = mapped.webSearch ? deps.tools.web(webSearchEntry(mapped.webSearch.tool)) : null;
   // Remote MCP servers: checked, listed (or the chain's listing reused), approvals checked, before the model runs.
-  const mcp = mapped.mcp.length > 0 || input.some((i) => i.type === 'mcp_approval_response') ? await planMcp(deps.tools, mapped.mcp, earlier.items, input, signal) : NO_MCP;
+  const mcp = mapped.mcp.length > 0 || input.some((i) => i.type === 'mcp_approval_response') ? await planMcp(deps.tools, mapped.mcp, earlier.items, input, signal, listMcpTools) : NO_MCP;
   for (const [name, kind] of mcp.kinds) mapped.kinds.set(name, kind);
   mapped.functions.push(...mcp.functions);
   const mcpChoice = mcpToolChoice(body.tool_choice, mcp);
@@ -257,10 +261,11 @@ export async function prepareResponse(
   const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
   const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
   const counter = { attachments: 0 };
+  const approvals = approvalOutcomes([...earlier.items, ...input]);
   const ctx = {
     files,
     earlier: new Map(earlier.items.map((i) => [i.id, i])),
-    answered: answeredApprovals([...earlier.items, ...input]),
+    approvals,
     ...(deps.compaction ? { unseal: (item: Item, param: string) => deps.compaction!.unseal(accountId, item, param) } : {}),
   };
   const messages: ChatMessage[] = [
@@ -293,7 +298,7 @@ export async function prepareResponse(
       topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
     },
   );
-  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, web, mcp, messages, attachments: counter.attachments, includeLogprobs, request };
+  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, web, mcp, approvals, messages, attachments: counter.attachments, includeLogprobs, request };
 }
 
 export async function startResponse(services: Services, deps: ResponsesDeps, call: Call, body: ResponseBody, key: KeyRecord, opts: StartOptions = {}): Promise<StartedResponse> {
@@ -328,9 +333,12 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
 
   const estimate = estimateInputTokens([messages, mapped.functions, serviceTools.map((t) => t.definition), body.text?.format], counter.attachments);
   const run = await Run.open(services, call, { key, model, input: estimate, maxOutputTokens: maxTokens });
-  // Approved MCP calls run now, once each, with the arguments stored; the model reads their results.
+  // The answers claimed once for the whole service, then the approved MCP calls run, once
+  // each, with the arguments stored; the model reads their results.
+  await claimApprovals(services.store.db, accountId, call.id, prepared.mcp.answered);
   const approvedCalls = await runApprovedCalls(deps.tools, prepared.mcp.approved, run);
-  if (approvedCalls.length > 0) request.messages = [...request.messages, ...toMessages(approvedCalls, { files: new Map(), earlier: new Map() })];
+  // Each result goes where its request's call is in the conversation the model reads.
+  for (const item of approvedCalls) prepared.approvals.get(String(item.approval_request_id))!.content = mcpResult(item);
   const source = serviceTools.length === 0
     ? services.engines.for('chat', model).chat(request, run.signal)
     : runAgent(services.engines.for('chat', model), request, serviceTools, run.signal, run.agentHooks(counter.attachments, maxTokens), services.config.agentLimits);

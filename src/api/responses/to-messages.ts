@@ -18,12 +18,34 @@ export interface MessageContext {
   unseal?(item: Item, param: string): Item[];
   /** Earlier items an item_reference may name. */
   earlier: ReadonlyMap<string, Item>;
-  /** MCP approval requests answered anywhere in the conversation (mcp-servers.ts answeredApprovals). */
-  answered?: ReadonlySet<string>;
+  /** What each MCP approval request of the conversation came to, as the tool message that follows its call (approvalOutcomes). */
+  approvals?: ReadonlyMap<string, ChatMessage>;
+}
+
+/**
+ * The tool message each MCP approval request of the conversation is answered by, placed
+ * right after the request's call whatever came between (an upstream wants every call's
+ * result next to it): the result of the call it ran, that the user declined it, or that
+ * it was never answered. An approval this request answers and whose call has not run
+ * yet gets a message with empty content, filled in once it has (startResponse).
+ */
+export function approvalOutcomes(items: readonly Item[]): Map<string, ChatMessage & { role: 'tool' }> {
+  const out = new Map<string, ChatMessage & { role: 'tool' }>();
+  const set = (id: string, content: string) => out.set(id, { role: 'tool', tool_call_id: id, content });
+  for (const item of items) if (item.type === 'mcp_approval_request') set(item.id, 'This call was not approved, so it did not run.');
+  for (const item of items) {
+    if (item.type === 'mcp_approval_response') {
+      const id = String(item.approval_request_id);
+      if (!out.has(id)) continue;
+      if (item.approve === true) set(id, '');
+      else set(id, `The user declined this call, so it did not run.${typeof item.reason === 'string' && item.reason ? ` Their reason: ${item.reason}` : ''}`);
+    } else if (item.type === 'mcp_call' && typeof item.approval_request_id === 'string' && out.has(item.approval_request_id)) set(item.approval_request_id, mcpResult(item));
+  }
+  return out;
 }
 
 /** What the model reads of an MCP call's result. */
-function mcpResult(item: Item): string {
+export function mcpResult(item: Item): string {
   if (typeof item.output === 'string') return item.output;
   const error = item.error as { message?: unknown; content?: { text?: unknown }[] } | null | undefined;
   const why = typeof error?.message === 'string' ? error.message : Array.isArray(error?.content) ? error.content.map((c) => String(c?.text ?? '')).join('\n') : 'it did not run';
@@ -153,21 +175,17 @@ export function toMessages(items: readonly Item[], ctx: MessageContext, base = '
           break;
         }
         case 'mcp_approval_request': {
-          // The call the model asked for, by the approval request's id.
+          // The call the model asked for, by the approval request's id, and right after it what it came to.
           addCall({ id: item.id, name: mcpFunctionName(String(item.server_label), String(item.name)), arguments: String(item.arguments) });
-          // Never answered (the conversation went on): the model learns it did not run.
-          if (!ctx.answered?.has(item.id)) out.push({ role: 'tool', tool_call_id: item.id, content: 'This call was not approved, so it did not run.' });
+          out.push(ctx.approvals?.get(item.id) ?? { role: 'tool', tool_call_id: item.id, content: 'This call was not approved, so it did not run.' });
           break;
         }
         case 'mcp_approval_response':
-          // Approved: the mcp_call it ran answers the request. Declined: nothing ran.
-          if (item.approve !== true) {
-            const reason = typeof item.reason === 'string' && item.reason ? ` Their reason: ${item.reason}` : '';
-            out.push({ role: 'tool', tool_call_id: String(item.approval_request_id), content: `The user declined this call, so it did not run.${reason}` });
-          }
+          // Its outcome follows the request's call (approvalOutcomes).
           break;
         case 'mcp_call':
-          if (typeof item.approval_request_id === 'string') out.push({ role: 'tool', tool_call_id: item.approval_request_id, content: mcpResult(item) });
+          // An approved call's result follows its request's call (approvalOutcomes).
+          if (typeof item.approval_request_id === 'string') break;
           else {
             addCall({ id: item.id, name: mcpFunctionName(String(item.server_label), String(item.name)), arguments: String(item.arguments) });
             out.push({ role: 'tool', tool_call_id: item.id, content: mcpResult(item) });

@@ -21,6 +21,7 @@ import * as m0018 from './0018_skills.ts';
 import * as m0019 from './0019_container_blobs.ts';
 import * as m0020 from './0020_ledger_activity.ts';
 import * as m0021 from './0021_ledger_runs.ts';
+import * as m0022 from './0022_mcp_approvals.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0019_container_blobs': m0019,
   '0020_ledger_activity': m0020,
   '0021_ledger_runs': m0021,
+  '0022_mcp_approvals': m0022,
 };
 
 export const migrationProvider: MigrationProvider = {

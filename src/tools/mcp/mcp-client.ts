@@ -61,6 +61,9 @@ export const LIST_TIMEOUT_MS = 15_000;
 export const CALL_TIMEOUT_MS = 30_000;
 export const MAX_TOOLS = 100;
 export const MAX_OUTPUT_CHARS = 100_000;
+/** One listed tool (its schema, mostly) as JSON, and a whole listing: past them tools are dropped. */
+const MAX_TOOL_JSON = 64 * 1024;
+const MAX_LISTING_JSON = 1024 * 1024;
 /** Per HTTP answer (an SSE stream counts as one). */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 /** Pages of tools/list followed before giving up on a server that never stops paginating. */
@@ -83,6 +86,7 @@ export async function listMcpTools(guard: OutboundGuard, server: McpServer, opts
     if (!client.getServerCapabilities()?.tools) return [];
     const tools: McpToolInfo[] = [];
     const seen = new Set<string>();
+    let listed = 0;
     let cursor: string | undefined;
     try {
       for (let page = 0; page < MAX_LIST_PAGES && tools.length < maxTools; page++) {
@@ -91,7 +95,12 @@ export async function listMcpTools(guard: OutboundGuard, server: McpServer, opts
           if (tools.length >= maxTools) break;
           if (seen.has(tool.name)) continue;
           seen.add(tool.name);
-          tools.push(toolInfo(tool));
+          const info = toolInfo(tool, redact);
+          // A tool whose schema is past the cap is dropped, and the listing stops growing past its own.
+          const size = JSON.stringify(info).length;
+          if (size > MAX_TOOL_JSON || listed + size > MAX_LISTING_JSON) continue;
+          listed += size;
+          tools.push(info);
         }
         cursor = result.nextCursor;
         if (!cursor) break;
@@ -137,7 +146,8 @@ export async function callMcpTool(
       const message = capped(redact(contentText(result)), maxChars) || `The tool '${name}' failed without saying why.`;
       return { error: message, detail: { type: 'mcp_tool_execution_error', content: [{ type: 'text', text: message }] } };
     }
-    return { output: capped(contentText(result), maxChars) };
+    // A server echoing the token back must not get it stored with the item: blanked here too.
+    return { output: capped(redact(contentText(result)), maxChars) };
   });
 }
 
@@ -373,10 +383,11 @@ function rpcMessage(err: McpError): string {
 
 const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
 
-function toolInfo(tool: Tool): McpToolInfo {
+function toolInfo(tool: Tool, redact: (text: string) => string): McpToolInfo {
   return {
     name: tool.name,
-    ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+    // A server may quote what it was sent: its descriptions are blanked like its errors.
+    ...(typeof tool.description === 'string' ? { description: capped(redact(tool.description), 4_000) } : {}),
     input_schema: tool.inputSchema,
     annotations: tool.annotations ?? null,
   };

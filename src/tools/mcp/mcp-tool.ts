@@ -41,9 +41,13 @@ export async function runMcpCall(guard: OutboundGuard, server: McpServer, name: 
 }
 
 /** A tool that runs without approval, as a service tool of the agent loop. */
+/** Calls of one MCP tool an answer may make (past it the model is told to answer). */
+export const MCP_MAX_USES = 20;
+
 export function mcpAgentTool(guard: OutboundGuard, server: McpServer, info: McpToolInfo, description?: string): AgentTool {
   return {
     definition: mcpDefinition(server, info, description),
+    maxUses: MCP_MAX_USES,
     run: (argumentsJson, signal) => runMcpCall(guard, server, info.name, argumentsJson, signal),
   };
 }

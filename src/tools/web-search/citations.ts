@@ -13,8 +13,11 @@ export interface UrlCitation {
   end_index: number;
 }
 
-/** `[label](https://...)`: negated classes only, so a hostile text cannot make it backtrack. */
-const LINK = /\[([^\]\n]{0,1000})\]\((https?:\/\/[^\s()<>]{1,2048})\)/g;
+/**
+ * `[label](https://...)`: negated classes only, and a label holds no `[`, so a scan from
+ * one `[` stops at the next (text full of brackets stays linear to scan).
+ */
+const LINK = /\[([^[\]\n]{0,1000})\]\((https?:\/\/[^\s()<>]{1,2048})\)/g;
 
 const canonical = (url: string) => url.replace(/\/$/, '');
 

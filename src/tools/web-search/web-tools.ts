@@ -60,6 +60,8 @@ const CONTEXT: Record<ContextSize, { results: number; pageChars: number }> = {
 };
 
 const SNIPPET_CHARS = 400;
+/** How much of a page is read (and kept for find_in_page within the request). */
+const FIND_CHARS = 200_000;
 const CITE =
   'Cite each source you use as a Markdown link to its URL, like [title](https://example.com/page), right after what it supports. Use only what these results say.';
 
@@ -125,7 +127,8 @@ export function webTools(deps: WebToolsDeps, config: WebToolsConfig): AgentTool[
   const open = async (url: string, signal: AbortSignal): Promise<Page> => {
     const had = pages.get(url);
     if (had) return had;
-    const page = await readPage(deps.guard, url, { signal, maxChars: context.pageChars });
+    // Read far enough for find_in_page; open_page shows the model only its context's share.
+    const page = await readPage(deps.guard, url, { signal, maxChars: FIND_CHARS });
     keep(url, page);
     if (page.url !== url) keep(page.url, page);
     return page;
@@ -174,15 +177,20 @@ export function webTools(deps: WebToolsDeps, config: WebToolsConfig): AgentTool[
       } catch (err) {
         return failed(`The page ${url} could not be opened: ${pageFailure(err, signal)}. Say so; do not guess its content.`, action);
       }
+      // A redirect may have led off the allowed domains.
+      if (outside(page.url)) return failed(`The page ${url} led to ${page.url}, outside the domains this search may use.`, action);
       const title = page.title ? oneLine(page.title) : page.url;
-      const body = page.text.trim() === '' ? '(the page has no text)' : page.text;
-      const text = [`Page: ${page.url}\nTitle: ${title}`, body + (page.truncated ? '\n[... the rest of the page was cut]' : ''), CITE].join('\n\n');
+      const shown = page.text.length > context.pageChars ? page.text.slice(0, context.pageChars) : page.text;
+      const cut = page.truncated || shown.length < page.text.length;
+      const body = shown.trim() === '' ? '(the page has no text)' : shown;
+      const text = [`Page: ${page.url}\nTitle: ${title}`, body + (cut ? '\n[... the rest of the page was cut]' : ''), CITE].join('\n\n');
       return done(text, action, [{ url: page.url, title }]);
     },
   };
 
   const find: AgentTool = {
     definition: FIND_DEFINITION,
+    ...(config.pageFeeUsd !== undefined ? { feeUsd: config.pageFeeUsd } : {}),
     async run(argumentsJson, signal) {
       const args = argumentsObject(argumentsJson);
       const url = stringArg(args, 'url');
@@ -196,6 +204,7 @@ export function webTools(deps: WebToolsDeps, config: WebToolsConfig): AgentTool[
       } catch (err) {
         return failed(`The page ${url} could not be opened: ${pageFailure(err, signal)}.`, action);
       }
+      if (outside(page.url)) return failed(`The page ${url} led to ${page.url}, outside the domains this search may use.`, action);
       const { matches } = findInPage(page, pattern);
       const title = page.title ? oneLine(page.title) : page.url;
       if (matches.length === 0) return done(`${JSON.stringify(pattern)} does not occur in ${page.url}.`, action);
