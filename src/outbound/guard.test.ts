@@ -213,3 +213,13 @@ test('request(): the answer streams as it arrives, with the same checks, a byte 
   }
   assert.equal(connections, 0, 'nothing reached the watched listener');
 });
+
+test('also refused: the IPv4-compatible IPv6 form, Azure WireServer, a metadata name with a trailing dot', () => {
+  assert.equal(isPublicAddress('::7f00:1'), false);
+  assert.equal(isPublicAddress('::8.8.8.8'), false);
+  assert.equal(isPublicAddress('168.63.129.16'), false);
+  assert.equal(isPublicAddress('8.8.8.8'), true);
+  const guard = new OutboundGuard();
+  assert.throws(() => guard.checkUrl('https://metadata.google.internal./computeMetadata/v1/'), /cloud metadata/);
+  assert.throws(() => guard.checkUrl('https://[::7f00:1]/'), /not a public address/);
+});

@@ -87,10 +87,19 @@ export function isPublicAddress(address: string): boolean {
   // ipaddr.js names every special range (loopback, private, linkLocal, carrierGradeNat,
   // uniqueLocal, multicast, reserved, ipv4Mapped, rfc6052 NAT64, 6to4, teredo, ...);
   // anything but plain unicast is refused, an embedded IPv4 address included.
-  return parsed.range() === 'unicast';
+  if (parsed.range() !== 'unicast') return false;
+  if (parsed.kind() === 'ipv6') {
+    // The deprecated IPv4-compatible form (::a.b.c.d, ::/96) that ipaddr.js calls unicast.
+    if ((parsed as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return false;
+  } else if (CLOUD_INTERNAL_IPV4.has(parsed.toString())) return false;
+  return true;
 }
 
-const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+/** Public-looking addresses a cloud host answers for itself (Azure's WireServer). */
+const CLOUD_INTERNAL_IPV4 = new Set(['168.63.129.16']);
+
+// A trailing dot names the same host (metadata.google.internal. is metadata.google.internal).
+const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
 const portOf = (url: URL) => url.port || (url.protocol === 'https:' ? '443' : '80');
 
 export class OutboundGuard {

@@ -109,7 +109,7 @@ export async function planMcp(registry: ToolRegistry, specs: readonly McpSpec[],
     }
     servers.set(label, serverOf(tool));
   }
-  checkApprovals(servers, earlier, input, plan);
+  checkApprovals(servers, new Map(specs.map(({ tool }) => [String(tool.server_label), tool])), earlier, input, plan);
   if (!list) return plan;
 
   for (const { tool } of specs) {
@@ -144,7 +144,7 @@ export async function planMcp(registry: ToolRegistry, specs: readonly McpSpec[],
   return plan;
 }
 
-function checkApprovals(servers: Map<string, McpServer>, earlier: readonly Item[], input: readonly Item[], plan: McpPlan): void {
+function checkApprovals(servers: Map<string, McpServer>, specs: ReadonlyMap<string, RawTool>, earlier: readonly Item[], input: readonly Item[], plan: McpPlan): void {
   const requests = new Map(earlier.filter((i) => i.type === 'mcp_approval_request').map((i) => [i.id, i]));
   const answered = answeredApprovals(earlier);
   input.forEach((item, j) => {
@@ -160,6 +160,10 @@ function checkApprovals(servers: Map<string, McpServer>, earlier: readonly Item[
     if (item.approve !== true) return;
     const server = servers.get(String(request.server_label));
     if (!server) throw invalidRequest(`Send the mcp tool for server_label '${request.server_label}' again (with its headers or authorization) to run the approved call.`, param);
+    // The tool must still be one this request allows.
+    if (!isAllowed({ name: String(request.name) }, specs.get(server.label)!.allowed_tools as AllowedTools)) {
+      throw invalidRequest(`The approved tool '${request.name}' is not among this request's allowed_tools for '${server.label}'.`, param);
+    }
     plan.approved.push({ request, server });
   });
 }

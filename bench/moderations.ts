@@ -1,0 +1,73 @@
+// POST /v1/moderations on the offline engine, at concurrency 1, the server a child
+// process: p50/p99 of a 1 KB text and of a list of 32 such texts, and the engine's own
+// time for the 1 KB text (the rules alone, in this process), so the service's share shows.
+// (Image moderation and decisions are still to come: issue 21.)
+//
+//   npm run bench:moderations   (BENCH_REQUESTS, default 500)
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { scoreText } from '../src/providers/inline/moderation/text-scorer.ts';
+import { freePort, percentile, startChild, stopChild } from './lib.ts';
+
+const requests = Number(process.env.BENCH_REQUESTS ?? 500);
+const root = path.resolve(import.meta.dirname, '..');
+const key = 'sk-agent-bench-0123456789abcdefghijklmnop';
+const sentence = 'The committee met on Tuesday to review the budget, and after a long debate they agreed to fund the new library. ';
+const kb = sentence.repeat(Math.ceil(1024 / sentence.length)).slice(0, 1024);
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function post(port: number, body: unknown): Promise<number> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(
+      { host: '127.0.0.1', port, path: '/v1/moderations', method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`HTTP ${res.statusCode}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+const figures = (ms: number[]) => {
+  const s = [...ms].sort((a, b) => a - b);
+  return `p50 ${percentile(s, 50).toFixed(3)} ms   p99 ${percentile(s, 99).toFixed(3)} ms`;
+};
+
+const engine: number[] = [];
+for (let i = 0; i < requests; i++) {
+  const t0 = performance.now();
+  await scoreText(kb);
+  engine.push(performance.now() - t0);
+}
+
+const port = await freePort();
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-moderations-'));
+const api = await startChild(
+  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  { PORT: String(port), DATA_DIR: dataDir, AGENT_API_BOOTSTRAP_KEY: key, AGENT_API_ADMIN_TOKEN: 'bench-admin-token-0123456789', AGENT_API_BOOTSTRAP_CREDITS: '1000000', AGENT_API_MAX_RPM: '100000000', LOG_LEVEL: 'warn' },
+  `http://127.0.0.1:${port}/healthz`,
+  30_000,
+);
+try {
+  for (let i = 0; i < 50; i++) await post(port, { input: kb });
+  const one: number[] = [];
+  const list: number[] = [];
+  for (let i = 0; i < requests; i++) {
+    one.push(await post(port, { input: kb }));
+    if (i % 4 === 0) list.push(await post(port, { input: Array.from({ length: 32 }, () => kb) }));
+  }
+  console.log(`moderations, offline engine, concurrency 1 (${os.cpus().length} cores)`);
+  console.log(`  the rules alone, 1 KB text            ${figures(engine)}`);
+  console.log(`  POST /v1/moderations, 1 KB text       ${figures(one)}`);
+  console.log(`  POST /v1/moderations, 32 x 1 KB       ${figures(list)}`);
+} finally {
+  await stopChild(api);
+  agent.destroy();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
