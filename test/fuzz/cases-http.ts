@@ -355,8 +355,11 @@ function httpCategories(world: World, op: Operation): Partial<Record<Category, f
 
   // The limited key: a model it may not use, or an endpoint whose switch it lacks.
   if (op.surface === 'v1') {
-    const forbidden = world.models.A.filter((m) => !world.models.B.includes(m));
-    const hasModel = op.body ? 'model' in schemasOf(world, op).objectShape(op.body.schema).properties : false;
+    const modelField = op.body ? (schemasOf(world, op).objectShape(op.body.schema).properties.model as Record<string, unknown> | undefined) : undefined;
+    const hasModel = modelField !== undefined;
+    // A model the field takes (x-models: a moderation takes no chat model) that key B may not use.
+    const takes = Array.isArray(modelField?.['x-models']) ? (modelField!['x-models'] as string[]) : undefined;
+    const forbidden = world.models.A.filter((m) => !world.models.B.includes(m) && (!takes || takes.includes(m)));
     if (op.permission) {
       out['limited-key'] = fc.constant(mk('limited-key', op, 'B', `key B lacks the '${op.permission}' switch`, { status: 403, code: 'model_not_allowed' }, () => request(world, op, 'B', { path: ownPath(world, op, 'B'), body: body() })));
     } else if (hasModel && forbidden.length) {
