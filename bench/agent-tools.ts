@@ -21,7 +21,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import { freePort, percentile, startChild, stopChild } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, timedPost } from './lib.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 200);
 const root = path.resolve(import.meta.dirname, '..');
@@ -55,23 +55,7 @@ const searchServer = http.createServer((req, res) => {
 searchBase = `http://127.0.0.1:${await listen(searchServer)}`;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function post(port: number, body: unknown): Promise<number> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request(
-      { host: '127.0.0.1', port, path: '/v1/responses', method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`))));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const post = (port: number, body: unknown) => timedPost(port, '/v1/responses', body, { agent, key });
 
 async function directMcp(): Promise<number> {
   const t0 = performance.now();

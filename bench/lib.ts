@@ -2,7 +2,9 @@
 // and autocannon runs summarised as requests per second and latency percentiles.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 
 export function freePort(): Promise<number> {
@@ -125,4 +127,23 @@ export function percentile(sorted: number[], p: number): number {
 /** Stops every child still running, in parallel; never throws. */
 export async function stopAll(children: ChildProcess[]): Promise<void> {
   await Promise.all(children.map((c) => stopChild(c).catch(() => undefined)));
+}
+
+/** POSTs a JSON body with a bearer key on a kept-alive agent; the milliseconds until the whole answer came (a non-200 rejects). */
+export function timedPost(port: number, urlPath: string, body: unknown, opts: { agent: http.Agent; key: string }): Promise<number> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(
+      { host: '127.0.0.1', port, path: urlPath, method: 'POST', agent: opts.agent, headers: { authorization: `Bearer ${opts.key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { scoreText } from '../src/providers/inline/moderation/text-scorer.ts';
-import { freePort, percentile, startChild, stopChild } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, timedPost } from './lib.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 500);
 const root = path.resolve(import.meta.dirname, '..');
@@ -19,21 +19,7 @@ const sentence = 'The committee met on Tuesday to review the budget, and after a
 const kb = sentence.repeat(Math.ceil(1024 / sentence.length)).slice(0, 1024);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function post(port: number, body: unknown): Promise<number> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request(
-      { host: '127.0.0.1', port, path: '/v1/moderations', method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
-      (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`HTTP ${res.statusCode}`))));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const post = (port: number, body: unknown) => timedPost(port, '/v1/moderations', body, { agent, key });
 const figures = (ms: number[]) => {
   const s = [...ms].sort((a, b) => a - b);
   return `p50 ${percentile(s, 50).toFixed(3)} ms   p99 ${percentile(s, 99).toFixed(3)} ms`;
