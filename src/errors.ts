@@ -38,6 +38,7 @@ const CATALOGUE = {
   invalidRequest: entry(400, INVALID, 'invalid_request', 'request invalid'),
   unsupportedParameter: entry(400, INVALID, 'unsupported_parameter', "a known field the service cannot honor, or a value outside a limited field's allowed values; field in param"),
   responseNotCancellable: entry(400, INVALID, 'response_not_cancellable', 'cancel of a foreground or finished response'),
+  contentFlagged: entry(400, INVALID, 'content_flagged', "the key moderates its requests (its Moderate requests switch) and an input was flagged; param names the input, the message the categories"),
   invalidApiKey: entry(401, INVALID, 'invalid_api_key', 'key missing, wrong, revoked or expired'),
   modelNotAllowed: entry(403, 'permission_error', 'model_not_allowed', 'key paused, model or permission not allowed, IP not allowed'),
   gatewayNotAllowed: entry(403, 'permission_error', 'gateway_not_allowed', 'gateway key without the AI gateway switch'),
@@ -61,6 +62,7 @@ export const invalidRequest = (message: string, param: string | null = null) => 
 export const unsupportedParameter = (param: string, message?: string) =>
   make(CATALOGUE.unsupportedParameter, message ?? `Unsupported parameter: '${param}' is not supported by this service.`, param);
 export const responseNotCancellable = (message: string) => make(CATALOGUE.responseNotCancellable, message);
+export const contentFlagged = (message: string, param: string) => make(CATALOGUE.contentFlagged, message, param);
 export const invalidApiKey = (message = 'Invalid API key provided.') => make(CATALOGUE.invalidApiKey, message);
 export const modelNotAllowed = (message: string, param: string | null = null) => make(CATALOGUE.modelNotAllowed, message, param);
 export const gatewayNotAllowed = (message: string) => make(CATALOGUE.gatewayNotAllowed, message);

@@ -11,7 +11,8 @@ import type { ChatModel } from '../../contract/models.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
-import type { Call } from '../../pipeline/call.ts';
+import { callSignal, type Call } from '../../pipeline/call.ts';
+import { contentText, moderateInput } from '../moderations/moderate-input.ts';
 import type { StreamPart } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
@@ -46,6 +47,8 @@ export async function startChat(services: Services, stored: CompletionStore, too
   const mapped = toProviderRequest(body, maxTokens, files);
   mapped.request.requestId = call.id; // the upstream's failure warning names it
   const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);
+  // The Moderate requests switch: every message's text moderated before anything runs.
+  await moderateInput(services, key, ((body.messages ?? []) as { content?: unknown }[]).map((m, i) => ({ text: contentText(m.content), param: `messages[${i}].content` })), callSignal(call));
   const assistant: ToolSet = answersDirectly(body, key) ? NO_TOOLS : tools.assistant(key, mentionsUrl(mapped.request.messages), call.log);
   const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents, assistant.tools.map((t) => t.definition)], mapped.attachments);
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });

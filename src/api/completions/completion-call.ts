@@ -10,7 +10,8 @@ import { estimateInputTokens, Run } from '../../credits/run.ts';
 import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
-import type { Call } from '../../pipeline/call.ts';
+import { callSignal, type Call } from '../../pipeline/call.ts';
+import { moderateInput } from '../moderations/moderate-input.ts';
 import type { CompletionRequest, FinishReason, StreamPart } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { usageObject } from '../chat/completion-object.ts';
@@ -33,6 +34,8 @@ export async function startCompletion(services: Services, call: Call, body: Comp
   const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : (body.prompt as string);
   const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
   const request: CompletionRequest = generationOptions(body, maxTokens, { prompt, requestId: call.id });
+  // The Moderate requests switch: the prompt moderated before anything runs.
+  await moderateInput(services, key, typeof prompt === 'string' ? [{ text: prompt, param: 'prompt' }] : [], callSignal(call));
   const run = await Run.open(services, call, { key, model, input: estimateInputTokens(prompt, 0), maxOutputTokens: maxTokens });
   return {
     run,

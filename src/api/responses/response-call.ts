@@ -28,6 +28,7 @@ import { resolveContainers, type ResolvedContainers } from './container-tools.ts
 import { checkVectorStores, fileSearchConfig } from '../../tools/file-search/file-search-tool.ts';
 import { inputItems, shownResponse, type Item } from './items.ts';
 import { OutputBuilder, type StreamEvent } from './output-builder.ts';
+import { contentText, moderateInput, type InputText } from '../moderations/moderate-input.ts';
 import { claimApprovals, echoedTools, planMcp, runApproved, type McpPlan } from './mcp-servers.ts';
 import type { StoredResponses } from './stored-responses.ts';
 import { approvalOutcomes, fileIdsOf, mcpResult, toMessages } from './to-messages.ts';
@@ -99,6 +100,12 @@ function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
 }
 
 const NO_TOOLS: ToolSet = { tools: [], notes: [] };
+
+/** The texts of a request's input for moderation: the string, or each message item's text. */
+function inputTexts(raw: ResponseBody['input'], items: readonly Item[]): InputText[] {
+  if (typeof raw === 'string') return [{ text: raw, param: 'input' }];
+  return items.flatMap((item, i) => (item.type === 'message' ? [{ text: contentText(item.content), param: `input[${i}].content` }] : []));
+}
 const NO_MCP: McpPlan = { listItems: [], tools: [], functions: [], kinds: [], approved: [], answered: [] };
 
 /** tool_choice naming an MCP server (and tool): that tool when it is one, else auto; `required` holds once MCP tools are offered. */
@@ -242,6 +249,8 @@ export async function prepareResponse(
     const at = input.findIndex((i) => known.has(i.id));
     if (at >= 0) throw invalidRequest(`The conversation already has an item with id '${input[at]!.id}'.`, `input[${at}].id`);
   }
+  // The Moderate requests switch: the instructions and this request's input moderated before anything runs (earlier items were, when they were sent).
+  await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input)], signal);
   const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, unavailableTools(deps));
   // Settled before the model runs too: a store the account cannot search is refused, not searched empty.
   if (mapped.fileSearch) await checkVectorStores(deps.vectorSearch!, accountId, mapped.fileSearch);

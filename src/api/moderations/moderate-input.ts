@@ -1,0 +1,50 @@
+// The Moderate requests switch (SPEC "Authentication" item 2; issue 21 item 3): a key with
+// it on has the input of its chat, completions and responses requests moderated before
+// any model runs, each input text on its own; one flagged at the configured thresholds
+// is refused with a 400 `content_flagged` naming the input and the categories (not the
+// text), and nothing runs or is charged (the offline moderation engine costs nothing).
+import { MODERATION_CATEGORIES } from '../../contract/endpoints/moderations.ts';
+import { contentFlagged, invalidRequest } from '../../errors.ts';
+import type { KeyRecord } from '../../keys/keys-service.ts';
+import type { Services } from '../../services.ts';
+
+/** One input text and the parameter that names it (`messages[2].content`). */
+export interface InputText {
+  text: string;
+  param: string;
+}
+
+/** The moderation model the switch uses: the service's own. */
+const SWITCH_MODEL = 'agent-moderation';
+/**
+ * Text one moderated request may carry (characters): the rules read about 1.6 MB a second
+ * on one core, so this bounds the time a request costs, and a larger input is refused
+ * rather than read in part (content hidden past a limit would go unmoderated).
+ */
+export const MAX_MODERATED_CHARS = 1024 * 1024;
+
+/** Refuses the request when the key moderates and an input is flagged; does nothing otherwise. */
+export async function moderateInput(services: Services, key: KeyRecord, texts: readonly InputText[], signal: AbortSignal): Promise<void> {
+  if (!key.permissions.moderate) return;
+  const inputs = texts.filter((t) => t.text.trim() !== '');
+  if (inputs.length === 0) return;
+  const total = inputs.reduce((n, t) => n + t.text.length, 0);
+  if (total > MAX_MODERATED_CHARS) {
+    throw invalidRequest(`This key moderates its requests, and moderation reads at most ${MAX_MODERATED_CHARS} characters of input per request; this one has ${total}. Send less, or use a key without the Moderate requests switch.`, inputs[0]!.param);
+  }
+  const scored = await services.engines.for('moderation', SWITCH_MODEL).moderate({ model: SWITCH_MODEL, inputs: inputs.map((t) => ({ texts: [t.text], images: [] })) }, signal);
+  const { thresholds, threshold } = services.config.moderation;
+  scored.forEach((s, i) => {
+    const flagged = MODERATION_CATEGORIES.filter((c) => (s.scores[c] ?? 0) >= (thresholds[c] ?? threshold));
+    if (flagged.length > 0) {
+      throw contentFlagged(`This key moderates its requests, and this input was flagged (${flagged.join(', ')}): nothing ran and nothing was charged.`, inputs[i]!.param);
+    }
+  });
+}
+
+/** The text of a content value: a string, or the text parts of a list. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('\n');
+}

@@ -1,0 +1,40 @@
+// The Moderate requests switch (issue 21 item 3) with the official openai SDK: a key with
+// it on has flagged chat, completions and responses input refused with a 400
+// content_flagged naming the input, before any model runs and with nothing charged;
+// clean input passes; a key without it is not moderated; the code is in /v1/capabilities.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer();
+});
+after(() => server.close());
+
+const THREAT = 'I am going to kill you.';
+
+test('flagged chat, completions and responses input is refused before any model runs, charging nothing; clean input passes', async () => {
+  const account = await server.createAccount(10);
+  const { key } = await server.createKey({ account_id: account.id, permissions: { moderate: true } });
+  const client = server.openai(key);
+  const flagged = (param: string) => (e: any) => e.status === 400 && e.error?.code === 'content_flagged' && e.error?.param === param && /harassment\/threatening/.test(e.error?.message) && !e.error?.message.includes(THREAT);
+  await assert.rejects(client.chat.completions.create({ model: 'agent', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: THREAT }] }), flagged('messages[1].content'));
+  await assert.rejects(client.completions.create({ model: 'agent', prompt: THREAT }), flagged('prompt'));
+  await assert.rejects(client.responses.create({ model: 'agent', input: THREAT }), flagged('input'));
+  await assert.rejects(client.responses.create({ model: 'agent', input: [{ role: 'user', content: 'hi' }, { role: 'user', content: [{ type: 'input_text', text: THREAT }] }] }), flagged('input[1].content'));
+  await assert.rejects(client.responses.create({ model: 'agent', instructions: THREAT, input: 'hi' }), flagged('instructions'));
+  const after = (await server.admin('GET', `/accounts/${account.id}`)).body as { credits: number };
+  assert.equal(after.credits, 10, 'nothing was charged');
+
+  const ok = await client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'Kill the process on port 8080, please.' }] });
+  assert.equal(ok.choices[0]!.finish_reason, 'stop');
+});
+
+test('a key without the switch is not moderated; the code is published', async () => {
+  const { key } = await server.createKey({});
+  const r = await server.openai(key).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: THREAT }] });
+  assert.equal(r.object, 'chat.completion');
+  const caps = (await (await server.fetch('/v1/capabilities')).json()) as { errors: { code: string; status: number }[] };
+  assert.ok(caps.errors.some((e) => e.code === 'content_flagged' && e.status === 400));
+});
