@@ -37,6 +37,7 @@ export function viewActivity(r: ActivityRow) {
     credits_settled: fromMicro(r.credits_settled),
     cost_usd: fromMicro(r.cost_usd),
     latency_ms: r.latency_ms,
+    moderation: r.moderation ? (JSON.parse(r.moderation) as { flagged: string[] }) : null,
   };
 }
 

@@ -64,6 +64,8 @@ export interface Call {
   /** micro-USD, summed over the call's settled runs */
   costUsd: number;
   errorCode: string | null;
+  /** The Moderate requests switch's verdict for the activity row: the categories flagged (empty: passed); null when not moderated. */
+  moderation: string[] | null;
   done: boolean;
   /** performance.now() at arrival */
   startedAt: number;
@@ -101,6 +103,7 @@ export function newCall(init: { id: string; method: string; route: RouteConfig |
     creditsSettled: 0,
     costUsd: 0,
     errorCode: null,
+    moderation: null,
     done: false,
     startedAt: performance.now(),
     abort: null,

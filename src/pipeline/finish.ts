@@ -69,5 +69,6 @@ export async function finishCall(services: Services, call: Call, status: number,
     credits_settled: call.creditsSettled,
     cost_usd: call.costUsd,
     latency_ms: ms,
+    moderation: call.moderation === null ? null : JSON.stringify({ flagged: call.moderation }),
   });
 }

@@ -83,6 +83,8 @@ export interface ActivityTable {
   /** micro-USD */
   cost_usd: number;
   latency_ms: number;
+  /** JSON {flagged: categories} when the key's Moderate requests switch moderated the request; null otherwise (migration 0023). */
+  moderation?: string | null;
 }
 
 /** A ledger entry: one per run (a call's model run, step or fee), written when it settled (migrations 0003, 0005, 0021). */

@@ -6,6 +6,7 @@
 import { MODERATION_CATEGORIES } from '../../contract/endpoints/moderations.ts';
 import { contentFlagged, invalidRequest } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
+import type { Call } from '../../pipeline/call.ts';
 import type { Services } from '../../services.ts';
 
 /** One input text and the parameter that names it (`messages[2].content`). */
@@ -24,8 +25,10 @@ const SWITCH_MODEL = 'agent-moderation';
 export const MAX_MODERATED_CHARS = 1024 * 1024;
 
 /** Refuses the request when the key moderates and an input is flagged; does nothing otherwise. */
-export async function moderateInput(services: Services, key: KeyRecord, texts: readonly InputText[], signal: AbortSignal): Promise<void> {
+export async function moderateInput(services: Services, key: KeyRecord, texts: readonly InputText[], signal: AbortSignal, call?: Pick<Call, 'moderation'>): Promise<void> {
   if (!key.permissions.moderate) return;
+  // The activity row says it was moderated, and (below) what was flagged: categories, never text.
+  if (call) call.moderation = [];
   const inputs = texts.filter((t) => t.text.trim() !== '');
   if (inputs.length === 0) return;
   const total = inputs.reduce((n, t) => n + t.text.length, 0);
@@ -37,6 +40,7 @@ export async function moderateInput(services: Services, key: KeyRecord, texts: r
   scored.forEach((s, i) => {
     const flagged = MODERATION_CATEGORIES.filter((c) => (s.scores[c] ?? 0) >= (thresholds[c] ?? threshold));
     if (flagged.length > 0) {
+      if (call) call.moderation = flagged;
       throw contentFlagged(`This key moderates its requests, and this input was flagged (${flagged.join(', ')}): nothing ran and nothing was charged.`, inputs[i]!.param);
     }
   });

@@ -29,12 +29,23 @@ test('flagged chat, completions and responses input is refused before any model 
 
   const ok = await client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'Kill the process on port 8080, please.' }] });
   assert.equal(ok.choices[0]!.finish_reason, 'stop');
+
+  // The activity rows say it was moderated and what was flagged: categories, never the text.
+  await server.app.services.activity.flush();
+  const rows = (await server.admin('GET', `/activity?account_id=${account.id}`)).body.data as { endpoint: string; status: number; moderation: { flagged: string[] } | null }[];
+  const chat = rows.filter((r) => r.endpoint === '/v1/chat/completions');
+  assert.ok(chat.some((r) => r.status === 400 && r.moderation?.flagged.includes('harassment/threatening')));
+  assert.ok(chat.some((r) => r.status === 200 && r.moderation !== null && r.moderation.flagged.length === 0));
+  assert.equal(JSON.stringify(rows).includes(THREAT), false);
 });
 
 test('a key without the switch is not moderated; the code is published', async () => {
-  const { key } = await server.createKey({});
-  const r = await server.openai(key).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: THREAT }] });
+  const { key: key2, account_id } = await server.createKey({});
+  const r = await server.openai(key2).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: THREAT }] });
   assert.equal(r.object, 'chat.completion');
+  await server.app.services.activity.flush();
+  const rows = (await server.admin('GET', `/activity?account_id=${account_id}`)).body.data as { moderation: unknown }[];
+  assert.ok(rows.length > 0 && rows.every((row) => row.moderation === null), 'not moderated');
   const caps = (await (await server.fetch('/v1/capabilities')).json()) as { errors: { code: string; status: number }[] };
   assert.ok(caps.errors.some((e) => e.code === 'content_flagged' && e.status === 400));
 });

@@ -45,7 +45,7 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
       // Everything a live call would refuse is refused now, before anything is stored.
       const id = newResponseId();
       // The MCP servers' tools are listed when the response runs, not twice.
-      const prepared = await prepareResponse(services, deps, body, key, id, undefined, false);
+      const prepared = await prepareResponse(services, deps, body, key, { responseId: id, listMcpTools: false, call });
       const createdAt = Math.floor(Date.now() / 1000);
       const response = { ...initialResponse(id, createdAt, body, prepared.maxTokens, prepared.conversationId), status: 'queued' };
       const { body: kept, secrets } = withoutSecrets(body);

@@ -12,7 +12,7 @@ import { estimateInputTokens, Run } from '../../credits/run.ts';
 import { invalidRequest, notFound } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
-import type { Call } from '../../pipeline/call.ts';
+import { callSignal, type Call } from '../../pipeline/call.ts';
 import type { ChatMessage, ChatRequest, StreamPart, Usage } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { runAgent } from '../../agent/agent-loop.ts';
@@ -232,11 +232,16 @@ export async function prepareResponse(
   deps: ResponsesDeps,
   body: ResponseBody,
   key: KeyRecord,
-  responseId = 'a response',
-  signal: AbortSignal = AbortSignal.timeout(60_000),
-  /** false: MCP servers are checked but their tools not listed (a background response lists them when it runs). */
-  listMcpTools = true,
+  opts: {
+    responseId?: string;
+    signal?: AbortSignal;
+    /** false: MCP servers are checked but their tools not listed (a background response lists them when it runs). */
+    listMcpTools?: boolean;
+    /** Where the Moderate requests switch's verdict goes (the call's activity row). */
+    call?: Pick<Call, 'moderation'>;
+  } = {},
 ): Promise<PreparedResponse> {
+  const { responseId = 'a response', signal = AbortSignal.timeout(60_000), listMcpTools = true, call } = opts;
   checkCombinations(body);
   const accountId = key.accountId;
   const model = body.model as ChatModel;
@@ -250,7 +255,7 @@ export async function prepareResponse(
     if (at >= 0) throw invalidRequest(`The conversation already has an item with id '${input[at]!.id}'.`, `input[${at}].id`);
   }
   // The Moderate requests switch: the instructions and this request's input moderated before anything runs (earlier items were, when they were sent).
-  await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input)], signal);
+  await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input)], signal, call);
   const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, unavailableTools(deps));
   // Settled before the model runs too: a store the account cannot search is refused, not searched empty.
   if (mapped.fileSearch) await checkVectorStores(deps.vectorSearch!, accountId, mapped.fileSearch);
@@ -314,7 +319,7 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   const accountId = key.accountId;
   const model = body.model as ChatModel;
   const id = opts.id ?? newResponseId();
-  const prepared = await prepareResponse(services, deps, body, key, id);
+  const prepared = await prepareResponse(services, deps, body, key, { responseId: id, signal: run0Signal(call), call });
   const { maxTokens, input, mapped, messages, includeLogprobs, request } = prepared;
   const counter = { attachments: prepared.attachments };
   const earlier = { conversationId: prepared.conversationId };
@@ -386,6 +391,9 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
     },
   };
 }
+
+/** The call's signal for the work before its run opens (a caller gone stops an MCP listing). */
+const run0Signal = (call: Call): AbortSignal => AbortSignal.any([callSignal(call), AbortSignal.timeout(60_000)]);
 
 /** A response's output builder, with the items made before the model ran already in it (and their events). */
 export function openBuilder(started: StartedResponse): { builder: OutputBuilder; events: StreamEvent[] } {

@@ -22,6 +22,7 @@ import * as m0019 from './0019_container_blobs.ts';
 import * as m0020 from './0020_ledger_activity.ts';
 import * as m0021 from './0021_ledger_runs.ts';
 import * as m0022 from './0022_mcp_approvals.ts';
+import * as m0023 from './0023_activity_moderation.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0020_ledger_activity': m0020,
   '0021_ledger_runs': m0021,
   '0022_mcp_approvals': m0022,
+  '0023_activity_moderation': m0023,
 };
 
 export const migrationProvider: MigrationProvider = {
