@@ -7,8 +7,8 @@ export function firstRunBanner(run: FirstRun, origin: string): string | undefine
   if (!run.apiKey && !run.adminToken) return undefined;
   const lines = ['agent-api: first start. Save these now: they are shown only this once.', ''];
   const account = run.account ? `account "${run.account.name}" (${run.account.credits} credits)` : 'account "default"';
-  if (run.apiKey) lines.push(`API key: ${run.apiKey}`, `    ${account}, every switch on`);
-  else lines.push(`The key in AGENT_API_BOOTSTRAP_KEY: ${account}, every switch on`);
+  if (run.apiKey) lines.push(`API key: ${run.apiKey}`, `    ${account}, every switch on but Moderate requests`);
+  else lines.push(`The key in AGENT_API_BOOTSTRAP_KEY: ${account}, every switch on but Moderate requests`);
   if (run.adminToken) {
     lines.push(`Admin token: ${run.adminToken}`, '    for /admin/v1, stored hashed; a new one: node bin/agent-api.js admin-token rotate');
   }

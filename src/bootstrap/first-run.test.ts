@@ -36,7 +36,8 @@ test('first run: account default with the starting credits, a key with every swi
     assert.ok(run.apiKey && run.adminToken);
     assert.deepEqual(run.account, { name: 'default', credits: 100 });
     const key = await db.selectFrom('api_keys').selectAll().where('key_hash', '=', hashSecret(run.apiKey)).executeTakeFirstOrThrow();
-    assert.ok(Object.values(JSON.parse(key.permissions)).every((on) => on === true));
+    // Every capability; the Moderate requests restriction is the operator's to turn on.
+    assert.deepEqual(JSON.parse(key.permissions), { ...Object.fromEntries(Object.keys(JSON.parse(key.permissions)).map((p) => [p, true])), moderate: false });
     assert.equal(await new AdminTokens(db, undefined, 0).verify(run.adminToken), 'ok');
     const dump = JSON.stringify(await db.selectFrom('admin_tokens').selectAll().execute());
     assert.ok(!dump.includes(run.adminToken), 'only the hash is stored');

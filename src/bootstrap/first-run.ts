@@ -7,7 +7,7 @@ import { fromMicro } from '../accounts/money.ts';
 import type { Config } from '../config.ts';
 import { newAdminToken, storeAdminToken } from '../keys/admin-tokens.ts';
 import { hashSecret, KeysService } from '../keys/keys-service.ts';
-import { allPermissions } from '../keys/permissions.ts';
+import { firstKeyPermissions } from '../keys/permissions.ts';
 import type { Database } from '../store/schema.ts';
 import { claim, DEFAULT_ACCOUNT, ensureDefaultAccount, grantStartingCreditsOnce } from './default-account.ts';
 
@@ -35,7 +35,7 @@ export async function firstRun(db: Kysely<Database>, config: Pick<Config, 'boots
     const accountId = await ensureDefaultAccount(trx);
     await grantStartingCreditsOnce(trx, accountId, config.bootstrapCredits);
     if (!config.bootstrapKey) {
-      const created = await new KeysService(trx, 0).create({ account_id: accountId, name: DEFAULT_ACCOUNT, permissions: allPermissions() });
+      const created = await new KeysService(trx, 0).create({ account_id: accountId, name: DEFAULT_ACCOUNT, permissions: firstKeyPermissions() });
       out.apiKey = created.secret;
     }
     if (!config.adminToken) {

@@ -26,7 +26,7 @@ test('a first start prints a key that works at once with the openai SDK and an a
       secrets = bannerSecrets(out.stderr);
       assert.match(secrets.apiKey ?? '', /^sk-agent-[A-Za-z0-9_-]{43}$/, out.stderr);
       assert.match(secrets.adminToken ?? '', /^agent-admin-[A-Za-z0-9_-]{43}$/);
-      assert.match(out.stderr, /account "default" \(100 credits\), every switch on/);
+      assert.match(out.stderr, /account "default" \(100 credits\), every switch on but Moderate requests/);
 
       // The summary line: listen URL, engine, database and where, admin API.
       assert.equal(first.summary.engine, 'offline');

@@ -32,3 +32,12 @@ export function noPermissions(): PermissionSet {
 export function allPermissions(): PermissionSet {
   return Object.fromEntries(PERMISSIONS.map((p) => [p, true])) as PermissionSet;
 }
+
+/**
+ * Every capability on, and the switches that restrict rather than allow off: the key a
+ * first start makes. Moderate requests is a restriction an operator turns on for a key;
+ * on by default, every request of the default key would pay for moderation.
+ */
+export function firstKeyPermissions(): PermissionSet {
+  return { ...allPermissions(), moderate: false };
+}

@@ -48,7 +48,9 @@ export async function startChat(services: Services, stored: CompletionStore, too
   mapped.request.requestId = call.id; // the upstream's failure warning names it
   const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);
   // The Moderate requests switch: every message's text moderated before anything runs.
-  await moderateInput(services, key, ((body.messages ?? []) as { content?: unknown }[]).map((m, i) => ({ text: contentText(m.content), param: `messages[${i}].content` })), callSignal(call), call);
+  if (key.permissions.moderate) {
+    await moderateInput(services, key, ((body.messages ?? []) as { content?: unknown }[]).map((m, i) => ({ text: contentText(m.content), param: `messages[${i}].content` })), callSignal(call), call);
+  }
   const assistant: ToolSet = answersDirectly(body, key) ? NO_TOOLS : tools.assistant(key, mentionsUrl(mapped.request.messages), call.log);
   const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents, assistant.tools.map((t) => t.definition)], mapped.attachments);
   const run = await Run.open(services, call, { key, model, input: inputEstimate, maxOutputTokens: maxTokens });

@@ -35,7 +35,7 @@ export async function startCompletion(services: Services, call: Call, body: Comp
   const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
   const request: CompletionRequest = generationOptions(body, maxTokens, { prompt, requestId: call.id });
   // The Moderate requests switch: the prompt moderated before anything runs.
-  await moderateInput(services, key, typeof prompt === 'string' ? [{ text: prompt, param: 'prompt' }] : [], callSignal(call), call);
+  if (key.permissions.moderate) await moderateInput(services, key, typeof prompt === 'string' ? [{ text: prompt, param: 'prompt' }] : [], callSignal(call), call);
   const run = await Run.open(services, call, { key, model, input: estimateInputTokens(prompt, 0), maxOutputTokens: maxTokens });
   return {
     run,

@@ -255,7 +255,9 @@ export async function prepareResponse(
     if (at >= 0) throw invalidRequest(`The conversation already has an item with id '${input[at]!.id}'.`, `input[${at}].id`);
   }
   // The Moderate requests switch: the instructions and this request's input moderated before anything runs (earlier items were, when they were sent).
-  await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input)], signal, call);
+  if (key.permissions.moderate) {
+    await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input)], signal, call);
+  }
   const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, unavailableTools(deps));
   // Settled before the model runs too: a store the account cannot search is refused, not searched empty.
   if (mapped.fileSearch) await checkVectorStores(deps.vectorSearch!, accountId, mapped.fileSearch);

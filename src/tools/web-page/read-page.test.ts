@@ -10,7 +10,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { OutboundGuard, parseOutboundAllow } from '../../outbound/guard.ts';
-import { findInPage, PageFailed, readPage, stripRawText, tidy } from './read-page.ts';
+import { findInPage } from './find-in-page.ts';
+import { PageFailed, stripRawText, tidy } from './page-text.ts';
+import { readPage } from './read-page.ts';
 
 const ARTICLE = `<!doctype html>
 <html><head>

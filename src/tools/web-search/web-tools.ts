@@ -8,7 +8,9 @@
 import type { OutboundGuard } from '../../outbound/guard.ts';
 import type { FunctionTool } from '../../providers/types.ts';
 import { argumentsObject, type AgentTool, type ToolOutput } from '../types.ts';
-import { findInPage, PageFailed, readPage, type Page } from '../web-page/read-page.ts';
+import { findInPage } from '../web-page/find-in-page.ts';
+import { PageFailed, type Page } from '../web-page/page-text.ts';
+import { readPage } from '../web-page/read-page.ts';
 import { onDomains, SearchFailed, type SearchBackend, type UserLocation } from './backends.ts';
 
 export const WEB_SEARCH_FUNCTION_NAME = 'web_search';
