@@ -234,14 +234,18 @@ export async function prepareResponse(
   key: KeyRecord,
   opts: {
     responseId?: string;
-    signal?: AbortSignal;
+    /** Stops the work before the run opens (moderation, an MCP listing); made only when that work is there. */
+    signal?: () => AbortSignal;
     /** false: MCP servers are checked but their tools not listed (a background response lists them when it runs). */
     listMcpTools?: boolean;
     /** Where the Moderate requests switch's verdict goes (the call's activity row). */
     call?: Pick<Call, 'moderation'>;
   } = {},
 ): Promise<PreparedResponse> {
-  const { responseId = 'a response', signal = AbortSignal.timeout(60_000), listMcpTools = true, call } = opts;
+  const { responseId = 'a response', listMcpTools = true, call } = opts;
+  // Made only for the work that needs it: a signal with a timer costs every request otherwise.
+  let made: AbortSignal | undefined;
+  const signal = () => (made ??= opts.signal?.() ?? AbortSignal.timeout(60_000));
   checkCombinations(body);
   const accountId = key.accountId;
   const model = body.model as ChatModel;
@@ -256,7 +260,7 @@ export async function prepareResponse(
   }
   // The Moderate requests switch: the instructions and this request's input moderated before anything runs (earlier items were, when they were sent).
   if (key.permissions.moderate) {
-    await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input)], signal, call);
+    await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input)], signal(), call);
   }
   const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, unavailableTools(deps));
   // Settled before the model runs too: a store the account cannot search is refused, not searched empty.
@@ -268,7 +272,7 @@ export async function prepareResponse(
 
   const web = mapped.webSearch ? deps.tools.web(webSearchEntry(mapped.webSearch.tool)) : null;
   // Remote MCP servers: checked, listed (or the chain's listing reused), approvals checked, before the model runs.
-  const mcp = mapped.mcp.length > 0 || input.some((i) => i.type === 'mcp_approval_response') ? await planMcp(deps.tools, mapped.mcp, earlier.items, input, signal, listMcpTools) : NO_MCP;
+  const mcp = mapped.mcp.length > 0 || input.some((i) => i.type === 'mcp_approval_response') ? await planMcp(deps.tools, mapped.mcp, earlier.items, input, signal(), listMcpTools) : NO_MCP;
   for (const [name, kind] of mcp.kinds) mapped.kinds.set(name, kind);
   mapped.functions.push(...mcp.functions);
   const mcpChoice = mcpToolChoice(body.tool_choice, mcp);
@@ -321,7 +325,7 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   const accountId = key.accountId;
   const model = body.model as ChatModel;
   const id = opts.id ?? newResponseId();
-  const prepared = await prepareResponse(services, deps, body, key, { responseId: id, signal: run0Signal(call), call });
+  const prepared = await prepareResponse(services, deps, body, key, { responseId: id, signal: () => run0Signal(call), call });
   const { maxTokens, input, mapped, messages, includeLogprobs, request } = prepared;
   const counter = { attachments: prepared.attachments };
   const earlier = { conversationId: prepared.conversationId };
