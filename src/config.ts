@@ -95,6 +95,7 @@ const envSchema = z.object({
   EMBEDDING_PRICE_PER_MTOK_3_SMALL: priceFrom(0.02),
   EMBEDDING_PRICE_PER_MTOK_3_LARGE: priceFrom(0.13),
   EMBEDDING_PRICE_PER_MTOK_ADA_002: priceFrom(0.1),
+  DECISION_PRICE_INPUT_PER_MTOK: priceFrom(0.5),
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
@@ -174,6 +175,8 @@ export interface Config {
   offlinePrices: { agent: { inputPerMTok: number; outputPerMTok: number }; 'agent-think': { inputPerMTok: number; outputPerMTok: number } };
   /** USD per million input tokens of each embedding model (an alias pays its model's), offline or upstream. */
   embeddingPrices: { 'text-embedding-3-small': number; 'text-embedding-3-large': number; 'text-embedding-ada-002': number };
+  /** USD per million input tokens of every decision model, offline or upstream (decisions are paid on input). */
+  decisionPriceInputPerMTok: number;
   /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
   publicBaseUrl: string | undefined;
 }
@@ -245,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       agent: { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK },
       'agent-think': { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK_THINK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK },
     },
+    decisionPriceInputPerMTok: e.DECISION_PRICE_INPUT_PER_MTOK,
     embeddingPrices: {
       'text-embedding-3-small': e.EMBEDDING_PRICE_PER_MTOK_3_SMALL,
       'text-embedding-3-large': e.EMBEDDING_PRICE_PER_MTOK_3_LARGE,

@@ -18,7 +18,7 @@ import { runIdFor, type Reservation } from './ledger.ts';
 import { microCreditsFor, usdFor, type Price } from './pricing.ts';
 
 /** Tokens counted for each image, file or audio part in the estimate (a generous upper bound). */
-const ATTACHMENT_TOKENS = 1_500;
+export const ATTACHMENT_TOKENS = 1_500;
 
 export interface InputEstimate {
   /** An upper bound of the input tokens: what is reserved. */

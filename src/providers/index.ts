@@ -1,16 +1,18 @@
 // Chooses the model providers by configuration: an OpenAI-compatible upstream when
 // UPSTREAM_BASE_URL is set, else the built-in offline engine (and the built-in
-// embedder, which UPSTREAM_EMBEDDINGS=offline also keeps). Prices come with it.
+// embedder, which UPSTREAM_EMBEDDINGS=offline also keeps; moderation and decisions stay
+// offline unless UPSTREAM_MODERATION / UPSTREAM_DECISIONS say upstream). Prices come with it.
 import { configuredSecrets, type Config } from '../config.ts';
 import type { ChatModel } from '../contract/models.ts';
 import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
+import { createOfflineDecisions } from './inline/decision/offline-decisions.ts';
 import { createOfflineModeration } from './inline/moderation/offline-moderation.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
 import type { Price } from '../credits/pricing.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig } from './remote/openai-compatible/index.ts';
-import { CHAT_MODELS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
+import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
 import { embeddingPrice, Engines } from './engines.ts';
-import type { ChatProvider, EmbeddingProvider } from './types.ts';
+import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider } from './types.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
 
 export interface ChatBackend {
@@ -25,6 +27,10 @@ export interface ChatBackend {
   embeddings?: EmbeddingProvider;
   /** Chat models served by another engine than `provider` (an upstream's model named `offline` runs on the offline engine). */
   perModel?: Partial<Record<ChatModel, { provider: ChatProvider; price: Price }>>;
+  /** /v1/moderations and the Moderate requests switch: the upstream's /moderations (absent: the offline engine). */
+  moderation?: ModerationProvider;
+  /** /v1/decisions: the upstream's chat models (absent: the offline engine). */
+  decisions?: DecisionProvider;
 }
 
 /** The upstream model name that keeps one of our models on the offline engine. */
@@ -42,7 +48,21 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
     const engine = offline.length > 0 ? createOfflineEngine() : undefined;
     const perModel = Object.fromEntries(offline.map((m) => [m, { provider: engine!, price: config.offlinePrices[m] }]));
     const describe = offline.length > 0 ? `${host} (${offline.join(', ')} offline)` : host;
-    return { provider, price: (m) => upstream.prices[m], describe, upstream: { host, probe: (ms) => provider.probe(ms) }, embeddings, perModel };
+    const moderation: ModerationProvider | undefined = upstream.moderation === 'upstream' ? { name: 'openai-compatible', moderate: (r, s) => provider.moderate(r, s) } : undefined;
+    const decisions: DecisionProvider | undefined =
+      upstream.decisions === 'upstream'
+        ? { name: 'openai-compatible', readsImages: true, inputPerQuestion: true, decide: (r, s) => provider.decide(upstream.decisionModels[r.model] ?? r.model, r, s) }
+        : undefined;
+    return {
+      provider,
+      price: (m) => upstream.prices[m],
+      describe,
+      upstream: { host, probe: (ms) => provider.probe(ms) },
+      embeddings,
+      perModel,
+      ...(moderation ? { moderation } : {}),
+      ...(decisions ? { decisions } : {}),
+    };
   }
   return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline', embeddings: createLexicalEmbeddings() };
 }
@@ -56,8 +76,10 @@ export function enginesFor(config: Config, backend: ChatBackend): Engines {
   const engines = new Engines()
     .register('chat', CHAT_MODELS, backend.provider, (m) => backend.price(m as ChatModel))
     .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices))
-    // Moderation offline, free (the reference's moderations cost nothing either); an upstream's /moderations is still to come.
-    .register('moderation', MODERATION_MODELS, createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }));
+    // Moderation is free on either engine (the reference's moderations cost nothing either).
+    .register('moderation', MODERATION_MODELS, backend.moderation ?? createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
+    // Decisions are paid on input (SPEC): the answer tokens cost nothing.
+    .register('decisions', DECISION_MODELS, backend.decisions ?? createOfflineDecisions(), () => ({ inputPerMTok: config.decisionPriceInputPerMTok, outputPerMTok: 0 }));
   for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);
   return engines.check();
 }

@@ -233,3 +233,37 @@ export interface ModerationProvider {
   /** `model` as the service names it (text-moderation-* models score text only). */
   moderate(request: { model: string; inputs: ModerationInput[]; requestId?: string }, signal: AbortSignal): Promise<ModerationScores[]>;
 }
+
+/** A decision question as the contract checked it (contract/endpoints/decisions.ts). */
+export type DecisionQuestion =
+  | { name: string; instructions: string; type: 'predicate' }
+  | { name: string; instructions: string; type: 'choice'; choices: { value: string; description: string }[] }
+  | { name: string; instructions: string; type: 'score'; levels: { label: string; description: string }[] };
+
+/** One part of a decision's input: text, or an image as a base64 data URL. */
+export type DecisionPart = { type: 'text'; text: string } | { type: 'image'; url: string };
+
+/**
+ * One question's answer: a probability per option (predicate: [true, false]; choice:
+ * each choice; score: each level, lowest first), or the engine's refusal.
+ */
+export type DecisionAnswer = { probabilities: number[] } | { refusal: string };
+
+export interface DecisionRequest {
+  /** Our model id (gpt-6-luna for an input with images). */
+  model: string;
+  /** The input's user messages, each a list of parts. */
+  messages: DecisionPart[][];
+  questions: DecisionQuestion[];
+  requestId?: string;
+}
+
+export interface DecisionProvider {
+  readonly name: string;
+  /** Whether image parts can be read (the offline engine cannot: a request with one is refused before it runs). */
+  readonly readsImages: boolean;
+  /** Whether the input is read (and billed) once per question (a model call each) rather than once for all. */
+  readonly inputPerQuestion: boolean;
+  /** One answer per question, in order; the tokens read and written where the engine counts them. */
+  decide(request: DecisionRequest, signal: AbortSignal): Promise<{ answers: DecisionAnswer[]; inputTokens?: number; outputTokens?: number }>;
+}

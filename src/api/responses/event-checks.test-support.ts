@@ -80,3 +80,18 @@ export function validateAgainst(schema: string, value: unknown): void {
   assert.ok(validate, `the reference extract has no schema ${schema}`);
   assert.ok(validate(value), `the value does not match ${schema}: ${ajv.errorsText(validate.errors)}`);
 }
+
+const ownDocs = new WeakMap<object, Ajv2020>();
+
+/** A value against a schema of one of our own published OpenAPI documents (our own objects, such as Decision). */
+export function validateAgainstOwn(doc: { components: { schemas: Record<string, unknown> } }, schema: string, value: unknown): void {
+  let own = ownDocs.get(doc);
+  if (!own) {
+    own = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+    own.addSchema({ $id: 'own', components: doc.components });
+    ownDocs.set(doc, own);
+  }
+  const validate = own.getSchema(`own#/components/schemas/${schema}`);
+  assert.ok(validate, `the document has no schema ${schema}`);
+  assert.ok(validate(value), `the value does not match ${schema}: ${own.errorsText(validate.errors)}`);
+}

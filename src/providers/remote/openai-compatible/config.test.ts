@@ -54,6 +54,9 @@ describe('loadUpstreamConfig', () => {
       maxRetries: 2,
       reasoningModels: [],
       embeddings: 'upstream',
+      moderation: 'offline',
+      decisions: 'offline',
+      decisionModels: {},
     });
     assert.equal(config.apiKey, undefined);
     assert.deepEqual(config.headers, {});
@@ -125,6 +128,11 @@ describe('loadUpstreamConfig', () => {
       [{ UPSTREAM_CONNECT_TIMEOUT_MS: '2.5' }, /^UPSTREAM_CONNECT_TIMEOUT_MS: must be an integer$/],
       [{ UPSTREAM_MAX_RETRIES: '-1' }, /^UPSTREAM_MAX_RETRIES: must not be negative$/],
       [{ UPSTREAM_EMBEDDINGS: 'maybe' }, /^UPSTREAM_EMBEDDINGS: must be upstream or offline$/],
+      [{ UPSTREAM_MODERATION: 'yes' }, /^UPSTREAM_MODERATION: must be upstream or offline$/],
+      [{ UPSTREAM_DECISIONS: 'on' }, /^UPSTREAM_DECISIONS: must be upstream or offline$/],
+      [{ UPSTREAM_DECISION_MODELS: '{"gpt-4o": "x"}' }, /^UPSTREAM_DECISION_MODELS: keys must be decision model ids/],
+      [{ UPSTREAM_DECISION_MODELS: '{"gpt-6-luna": ""}' }, /^UPSTREAM_DECISION_MODELS: must not be empty$/],
+      [{ UPSTREAM_DECISION_MODELS: 'gpt-6-luna=x' }, /^UPSTREAM_DECISION_MODELS: must be a JSON object/],
     ];
     for (const [env, message] of cases) {
       it(Object.keys(env).join(', '), () => {

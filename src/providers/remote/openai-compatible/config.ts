@@ -3,7 +3,7 @@
 // A bad value throws an Error naming the variable, so start-up can print it and exit.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { ChatModel } from '../../../contract/models.ts';
+import { DECISION_MODELS, type ChatModel } from '../../../contract/models.ts';
 import type { Price } from '../../../credits/pricing.ts';
 
 export interface UpstreamConfig {
@@ -25,6 +25,12 @@ export interface UpstreamConfig {
   reasoningModels: string[];
   /** `upstream`: /v1/embeddings goes to the upstream's /embeddings; `offline`: the built-in embedder answers it. */
   embeddings: 'upstream' | 'offline';
+  /** `upstream`: /v1/moderations (and the Moderate requests switch) go to the upstream's /moderations; `offline` (default): the built-in engine. */
+  moderation: 'upstream' | 'offline';
+  /** `upstream`: /v1/decisions runs on the upstream's chat models (decisionModels); `offline` (default): the built-in engine. */
+  decisions: 'upstream' | 'offline';
+  /** Upstream chat model name behind each decision model id (an id not named runs under its own name). */
+  decisionModels: Record<string, string>;
 }
 
 // One row per setting: the environment name and the config-file key.
@@ -43,6 +49,9 @@ const KEYS = {
   maxRetries: 'UPSTREAM_MAX_RETRIES',
   reasoningModels: 'UPSTREAM_REASONING_MODELS',
   embeddings: 'UPSTREAM_EMBEDDINGS',
+  moderation: 'UPSTREAM_MODERATION',
+  decisions: 'UPSTREAM_DECISIONS',
+  decisionModels: 'UPSTREAM_DECISION_MODELS',
 } as const;
 type Key = keyof typeof KEYS;
 
@@ -80,18 +89,21 @@ const baseUrl = z
   }, 'must not contain credentials (use UPSTREAM_API_KEY or UPSTREAM_HEADERS)')
   .transform((s) => s.replace(/\/+$/, ''));
 
+/** A JSON text as its value (an env string); invalid JSON fails the object check that follows, with its message. */
+const fromJson = (v: unknown) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return Symbol('invalid JSON');
+  }
+};
+
 // RFC 9110 token: HTTP clients reject anything else, better to fail at start-up.
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const headers = z
   .preprocess(
-    (v) => {
-      if (typeof v !== 'string') return v;
-      try {
-        return JSON.parse(v) as unknown;
-      } catch {
-        return Symbol('invalid JSON'); // fails the object check below with our message
-      }
-    },
+    fromJson,
     z.record(z.string(), z.string({ error: 'header values must be strings' }), {
       error: 'must be a JSON object of header names to string values',
     }),
@@ -118,6 +130,14 @@ const FIELDS = {
   maxRetries: retries,
   reasoningModels: modelList,
   embeddings: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  moderation: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  decisions: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  decisionModels: z
+    .preprocess(
+      fromJson,
+      z.record(z.string(), name, { error: 'must be a JSON object of decision model ids to upstream model names' }),
+    )
+    .refine((m) => Object.keys(m).every((k) => (DECISION_MODELS as readonly string[]).includes(k)), `keys must be decision model ids (${DECISION_MODELS.join(', ')})`),
 } satisfies Record<Key, z.ZodType>;
 
 type Parsed = { [K in Key]?: z.output<(typeof FIELDS)[K]> };
@@ -215,6 +235,10 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     // max_completion_tokens and reasoning_effort.
     reasoningModels: p.reasoningModels ?? [],
     embeddings: p.embeddings ?? 'upstream',
+    // Not every OpenAI-compatible server has /moderations or logprobs: an operator turns them on.
+    moderation: p.moderation ?? 'offline',
+    decisions: p.decisions ?? 'offline',
+    decisionModels: p.decisionModels ?? {},
   } as UpstreamConfig;
   Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
   Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });

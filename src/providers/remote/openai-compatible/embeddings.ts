@@ -8,9 +8,8 @@
 import { shorten } from '../../../retrieval/embedder.ts';
 import { SecretScrubber } from '../../../secrets.ts';
 import { ProviderError, type EmbeddingRequest, type EmbeddingResult } from '../../types.ts';
-import type { UpstreamConfig } from './config.ts';
 import { answerError, errorInPayload, isRecord } from './errors.ts';
-import { UpstreamCall, type TransportOptions, type UpstreamTarget } from './transport.ts';
+import { inParallel, upstreamJson, type UpstreamJsonDeps } from './json-call.ts';
 
 /** Bytes of input text in one upstream request (OpenAI: 300,000 tokens; a token is at least a byte). */
 const SLICE_BYTES = 256 * 1024;
@@ -90,15 +89,7 @@ export function readAnswer(payload: unknown, count: number, dimensions: number |
   return { vectors, tokens: typeof usage === 'number' && Number.isFinite(usage) && usage >= 0 ? usage : undefined };
 }
 
-/** What one upstream call reports when it ends (the provider's observer; see provider.ts). */
-export type Tell = (call: UpstreamCall, model: string, requestId: string | undefined, startedAt: number, firstByteAt: number | undefined, finished: boolean, thrown: unknown) => void;
-
-export interface UpstreamEmbeddingsDeps {
-  config: UpstreamConfig;
-  target: UpstreamTarget;
-  transport: TransportOptions;
-  tell: Tell;
-}
+export type UpstreamEmbeddingsDeps = UpstreamJsonDeps;
 
 /** The size of the vectors the upstream should send, when known (for slicing and the answer cap). */
 const OWN_SIZES: Record<string, number> = { 'text-embedding-3-small': 1536, 'text-embedding-3-large': 3072, 'text-embedding-ada-002': 1536 };
@@ -108,78 +99,27 @@ export function upstreamEmbed(deps: UpstreamEmbeddingsDeps, request: EmbeddingRe
   const parts = slices(request.input, size);
 
   async function one(slice: Slice, signal: AbortSignal): Promise<{ vectors: Float32Array[]; tokens: number | undefined }> {
-    signal.throwIfAborted();
-    const call = new UpstreamCall(deps.config, deps.target, signal, deps.transport);
-    const startedAt = performance.now();
-    let firstByteAt: number | undefined;
-    let finished = false;
-    let thrown: unknown;
-    try {
-      const body = {
-        model: request.model,
-        input: slice.input,
-        encoding_format: 'base64',
-        ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
-        ...(request.user !== undefined ? { user: request.user } : {}),
-      };
-      const opened = await call.open('/embeddings', body, false);
-      firstByteAt = performance.now();
-      const cap = slice.input.length * size * 32 + ANSWER_SLACK;
-      const chunks: Uint8Array[] = [opened.first];
-      let bytes = opened.first.byteLength;
-      for (let chunk = await call.read(); chunk; chunk = await call.read()) {
-        bytes += chunk.byteLength;
-        if (bytes > cap) throw invalid(`an answer over ${cap} bytes`);
-        chunks.push(chunk);
-      }
-      finished = true;
-      let payload: unknown;
-      try {
-        payload = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        throw invalid('not JSON');
-      }
-      return readAnswer(payload, slice.input.length, request.dimensions, deps.target.scrubber);
-    } catch (err) {
-      thrown = call.explain(err);
-      throw thrown;
-    } finally {
-      call.close(finished);
-      deps.tell(call, request.model, request.requestId, startedAt, firstByteAt, finished && thrown === undefined, thrown);
-    }
+    const body = {
+      model: request.model,
+      input: slice.input,
+      encoding_format: 'base64',
+      ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
+      ...(request.user !== undefined ? { user: request.user } : {}),
+    };
+    const maxBytes = slice.input.length * size * 32 + ANSWER_SLACK;
+    const payload = await upstreamJson(deps, { path: '/embeddings', body, operation: 'embeddings', requestId: request.requestId, maxBytes, what: 'embeddings' }, signal);
+    return readAnswer(payload, slice.input.length, request.dimensions, deps.target.scrubber);
   }
 
   return (async () => {
     const vectors: Float32Array[] = new Array(request.input.length);
     let tokens: number | undefined = 0;
-    let next = 0;
-    // A failed slice stops the others (their calls are aborted with it).
-    const stop = new AbortController();
-    const onAbort = () => stop.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    const worker = async () => {
-      while (next < parts.length && !stop.signal.aborted) {
-        const slice = parts[next++]!;
-        const got = await one(slice, stop.signal);
-        got.vectors.forEach((v, i) => (vectors[slice.start + i] = v));
-        tokens = tokens === undefined || got.tokens === undefined ? undefined : tokens + got.tokens;
-      }
-    };
-    try {
-      await Promise.all(
-        Array.from({ length: Math.min(PARALLEL, parts.length) }, () =>
-          worker().catch((err: unknown) => {
-            if (!stop.signal.aborted) stop.abort(err);
-            throw err;
-          }),
-        ),
-      );
-    } catch {
-      // The first failure is the one to report (the others may be its consequences).
-      throw signal.aborted ? signal.reason : stop.signal.reason;
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+    await inParallel(parts.length, PARALLEL, signal, async (i, signal) => {
+      const slice = parts[i]!;
+      const got = await one(slice, signal);
+      got.vectors.forEach((v, j) => (vectors[slice.start + j] = v));
+      tokens = tokens === undefined || got.tokens === undefined ? undefined : tokens + got.tokens;
+    });
     return tokens === undefined ? { vectors } : { vectors, inputTokens: tokens };
   })();
 }

@@ -7,11 +7,14 @@
 // reason). It never wraps an abort in ProviderError and never retries after one.
 // Every other failure ends the stream with an `error` part holding a ProviderError.
 import type { SecretScrubber } from '../../../secrets.ts';
-import type { ChatProvider, ChatRequest, CompletionRequest, EmbeddingProvider, StreamPart } from '../../types.ts';
+import type { ChatProvider, ChatRequest, CompletionRequest, DecisionProvider, DecisionRequest, EmbeddingProvider, ModerationProvider, StreamPart } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
-import { upstreamEmbed, type Tell } from './embeddings.ts';
+import { upstreamDecide } from './decisions.ts';
+import { upstreamEmbed } from './embeddings.ts';
+import { upstreamModerate } from './moderations.ts';
+import type { Tell, UpstreamJsonDeps } from './json-call.ts';
 import { answerError, errorInPayload, isRecord } from './errors.ts';
 import { toChatBody, toCompletionBody } from './request-mapping.ts';
 import { SseParser, type SseEvent } from './sse-parser.ts';
@@ -28,7 +31,9 @@ export type ProviderOptions = Partial<TransportOptions> & {
   secrets?: readonly (string | undefined)[];
 };
 
-export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingProvider, 'embed'> {
+export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingProvider, 'embed'>, Pick<ModerationProvider, 'moderate'> {
+  /** Answers decision questions on the upstream chat model `upstreamModel` (decisions.ts). */
+  decide(upstreamModel: string, request: DecisionRequest, signal: AbortSignal): ReturnType<DecisionProvider['decide']>;
   /** Asks the upstream for its model list (GET {base}/models); rejects with a short reason when it is not answering. */
   probe(timeoutMs: number): Promise<void>;
 }
@@ -89,13 +94,15 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     }
   }
 
-  /** The observer's report of one embeddings call (embeddings.ts makes the calls). */
-  const tellEmbeddings: Tell = (call, model, requestId, startedAt, firstByteAt, finished, thrown) => {
+  /** The observer's report of one JSON call (json-call.ts makes them: embeddings, moderations, decisions). */
+  const tellJson: Tell = (call, operation, model, requestId, startedAt, firstByteAt, finished, thrown) => {
     if (!observer) return;
-    const report: UpstreamCallReport = { operation: 'embeddings', model, host, requestId, outcome: 'aborted', seconds: 0 };
+    const report: UpstreamCallReport = { operation, model, host, requestId, outcome: 'aborted', seconds: 0 };
     if (firstByteAt !== undefined) report.firstByteSeconds = (firstByteAt - startedAt) / 1000;
     tell(report, startedAt, call, finished, thrown);
   };
+
+  const jsonDeps: UpstreamJsonDeps = { config, target, transport, tell: tellJson };
 
   async function* run(kind: StreamKind, path: string, body: { stream?: unknown; model?: unknown }, requestId: string | undefined, signal: AbortSignal): AsyncGenerator<StreamPart> {
     signal.throwIfAborted();
@@ -178,7 +185,13 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
       return run('completion', '/completions', toCompletionBody(request, config), request.requestId, signal);
     },
     embed(request, signal) {
-      return upstreamEmbed({ config, target, transport, tell: tellEmbeddings }, request, signal);
+      return upstreamEmbed(jsonDeps, request, signal);
+    },
+    moderate(request, signal) {
+      return upstreamModerate(jsonDeps, request, signal);
+    },
+    decide(upstreamModel, request, signal) {
+      return upstreamDecide(jsonDeps, upstreamModel, request, signal);
     },
     probe(timeoutMs: number) {
       return probeUpstream(target, transport.dispatcher, timeoutMs);
