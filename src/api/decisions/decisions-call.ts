@@ -10,7 +10,7 @@ import { fromMicro } from '../../accounts/money.ts';
 import { createDecision, MAX_INPUT_CHARS } from '../../contract/endpoints/decisions.ts';
 import type { BodyOf } from '../../contract/types.ts';
 import { ATTACHMENT_TOKENS, Run, type InputEstimate } from '../../credits/run.ts';
-import { invalidRequest } from '../../errors.ts';
+import { invalidRequest, modelNotAllowed } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { Call } from '../../pipeline/call.ts';
@@ -116,6 +116,11 @@ export async function createDecisions(services: Services, call: Call, body: Deci
   const input = readInput(body.input!);
   if (input.chars > MAX_INPUT_CHARS) throw invalidRequest(`A decision's input may hold at most ${MAX_INPUT_CHARS} characters of text, all parts together; this one holds ${input.chars}.`, 'input');
   const model = input.firstImage ? IMAGE_DECISION_MODEL : (body.model ?? DEFAULT_DECISION_MODEL);
+  // The model that runs must be one the key may use, named or not (an image chooses gpt-6-luna).
+  if (key.models && !key.models.includes(model)) {
+    const why = input.firstImage ? `, which decides any input with an image` : body.model === undefined ? ', the default' : '';
+    throw modelNotAllowed(`This API key is not allowed to use the model '${model}'${why}.`, input.firstImage ?? 'model');
+  }
   const provider: DecisionProvider = services.engines.for('decisions', model);
   if (input.firstImage && !provider.readsImages) {
     throw invalidRequest(

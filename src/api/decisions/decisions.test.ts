@@ -167,6 +167,17 @@ describe('offline engine', () => {
     assert.equal(after.body.available_credits, 5);
   });
 
+  test("the model that runs must be one the key may use, named or chosen by an image", async () => {
+    const { key: limited } = await server.createKey({ permissions: { decisions: true }, models: ['~typesafe/jev-latest'] });
+    const client = server.openai(limited);
+    const ok: any = await client.post('/decisions', { body: { model: '~typesafe/jev-latest', input: ticket, questions: [questions[0]] } });
+    assert.equal(ok.model, '~typesafe/jev-latest');
+    await refused(client.post('/decisions', { body: { input: ticket, questions: [questions[0]] } }), 403, 'model', 'model_not_allowed');
+    const image = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const input = [{ role: 'user', content: [{ type: 'input_image', image_url: image }] }];
+    await refused(client.post('/decisions', { body: { model: '~typesafe/jev-latest', input, questions: [questions[0]] } }), 403, 'input[0].content[0]', 'model_not_allowed');
+  });
+
   test('the Decisions switch off is 403', async () => {
     const { key: plain } = await server.createKey({});
     await refused(server.openai(plain).post('/decisions', { body: { input: ticket, questions } }), 403, null, 'model_not_allowed');
