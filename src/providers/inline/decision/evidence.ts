@@ -5,6 +5,7 @@
 // found negated contradicts it, absent says nothing, and a claim's own negation turns
 // that around ("does not mention pricing" holds when pricing is absent or denied).
 import { stemmer } from 'stemmer';
+import type { TimeSlice } from '../../../text/time-slice.ts';
 
 export interface Term {
   stem: string;
@@ -72,10 +73,8 @@ export function termsOf(text: string): Term[] {
   return out;
 }
 
-/** Yield to the event loop after this much work (ms). */
-const SLICE_MS = 4;
-/** Characters read between two looks at the clock. */
-const STEP_CHARS = 16_384;
+/** Characters read between two looks at the clock (a few hundred words). */
+const STEP_CHARS = 2_048;
 
 /** Every stem of an input, counted asserted and negated. */
 export class InputIndex {
@@ -83,8 +82,7 @@ export class InputIndex {
   words = 0;
 
   /** Reads a text into the index a slice at a time (a long input never holds the event loop). */
-  async add(text: string, signal?: AbortSignal): Promise<void> {
-    let started = performance.now();
+  async add(text: string, slice: TimeSlice): Promise<void> {
     // Cut at clause ends near each step, so a negation and its words stay together.
     for (let at = 0; at < text.length; ) {
       let end = Math.min(text.length, at + STEP_CHARS);
@@ -100,11 +98,7 @@ export class InputIndex {
         this.words++;
       }
       at = end;
-      if (performance.now() - started > SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        signal?.throwIfAborted();
-        started = performance.now();
-      }
+      await slice.check();
     }
   }
 

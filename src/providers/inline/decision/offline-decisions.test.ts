@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import type { DecisionQuestion } from '../../types.ts';
 import { answer, createOfflineDecisions, indexInput } from './offline-decisions.ts';
 
-const ask = async (text: string, q: DecisionQuestion) => answer(q, await indexInput({ messages: [[{ type: 'text', text }]] }));
+const ask = async (text: string, q: DecisionQuestion) => await answer(q, await indexInput({ messages: [[{ type: 'text', text }]] }));
 const predicate = (instructions: string): DecisionQuestion => ({ name: 'p', type: 'predicate', instructions });
 const p = (e: Awaited<ReturnType<typeof ask>>) => ('probabilities' in e.answer ? e.answer.probabilities[0]! : NaN);
 

@@ -9,6 +9,7 @@
 //   (a denied mention counts nothing there, not against: it is still on topic).
 // Images are not read: a request with one is refused before it runs (api/decisions).
 import type { DecisionAnswer, DecisionProvider, DecisionQuestion, DecisionRequest } from '../../types.ts';
+import { TimeSlice } from '../../../text/time-slice.ts';
 import { InputIndex, support, termsOf, type Support } from './evidence.ts';
 
 /** Logistic of a predicate's support share: 1 gives 0.98, a half 0.73, none 0.12, a denial below 0.02. */
@@ -17,8 +18,6 @@ const PREDICATE_BIAS = -2;
 /** Softmax temperature of an option's support (its total over the square root of its words, within ±2). */
 const OPTION_SLOPE = 3;
 const OPTION_CLAMP = 2;
-/** Yield to the event loop after this much work (ms). */
-const SLICE_MS = 4;
 
 export const NO_WORDS = 'The input has no words the offline engine can weigh (it reads text only).';
 export const NOTHING_TO_LOOK_FOR = 'The instructions name nothing the offline engine can look for in the input.';
@@ -43,8 +42,8 @@ function optionLogit(s: Support): number {
   return OPTION_SLOPE * Math.max(-OPTION_CLAMP, Math.min(OPTION_CLAMP, s.total / Math.sqrt(s.terms)));
 }
 
-/** Answers one question against an indexed input. */
-export function answer(question: DecisionQuestion, input: InputIndex): Explained {
+/** Answers one question against an indexed input (an option at a time: 32 long options are real work). */
+export async function answer(question: DecisionQuestion, input: InputIndex, slice = new TimeSlice()): Promise<Explained> {
   if (input.words === 0) return { answer: { refusal: NO_WORDS }, support: [] };
   if (question.type === 'predicate') {
     const s = support(termsOf(question.instructions), input);
@@ -53,15 +52,19 @@ export function answer(question: DecisionQuestion, input: InputIndex): Explained
     return { answer: { probabilities: [p, 1 - p] }, support: [s] };
   }
   const options = question.type === 'choice' ? question.choices.map((c) => `${c.value}. ${c.description}`) : question.levels.map((l) => `${l.label}. ${l.description}`);
-  const supports = options.map((o) => support(termsOf(o), input, 0));
+  const supports: Support[] = [];
+  for (const o of options) {
+    supports.push(support(termsOf(o), input, 0));
+    await slice.check();
+  }
   if (supports.every((s) => s.terms === 0)) return { answer: { refusal: NOTHING_TO_LOOK_FOR }, support: supports };
   return { answer: { probabilities: softmax(supports.map(optionLogit)) }, support: supports };
 }
 
 /** Indexes the input's text parts (images are refused before a request gets here). */
-export async function indexInput(request: Pick<DecisionRequest, 'messages'>, signal?: AbortSignal): Promise<InputIndex> {
+export async function indexInput(request: Pick<DecisionRequest, 'messages'>, slice = new TimeSlice()): Promise<InputIndex> {
   const index = new InputIndex();
-  for (const message of request.messages) for (const part of message) if (part.type === 'text') await index.add(part.text, signal);
+  for (const message of request.messages) for (const part of message) if (part.type === 'text') await index.add(part.text, slice);
   return index;
 }
 
@@ -71,16 +74,12 @@ export function createOfflineDecisions(): DecisionProvider {
     readsImages: false,
     inputPerQuestion: false,
     async decide(request, signal) {
-      const index = await indexInput(request, signal);
+      const slice = new TimeSlice(signal);
+      const index = await indexInput(request, slice);
       const answers: DecisionAnswer[] = [];
-      let started = performance.now();
       for (const q of request.questions) {
-        answers.push(answer(q, index).answer);
-        if (performance.now() - started > SLICE_MS) {
-          await new Promise((resolve) => setImmediate(resolve));
-          signal.throwIfAborted();
-          started = performance.now();
-        }
+        answers.push((await answer(q, index, slice)).answer);
+        await slice.check();
       }
       return { answers };
     },
