@@ -57,7 +57,7 @@ export function enginesFor(config: Config, backend: ChatBackend): Engines {
     .register('chat', CHAT_MODELS, backend.provider, (m) => backend.price(m as ChatModel))
     .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices))
     // Moderation offline, free (the reference's moderations cost nothing either); an upstream's /moderations is still to come.
-    .register('moderation', MODERATION_MODELS, createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }));
+    .register('moderation', MODERATION_MODELS, createOfflineModeration({ imageWorkers: config.imageModerationWorkers }), () => ({ inputPerMTok: 0, outputPerMTok: 0 }));
   for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);
   return engines.check();
 }
