@@ -46,6 +46,8 @@ const envSchema = z.object({
   WEB_SEARCH_PRICE_PER_CALL: priceFrom(0.01),
   WEB_PAGE_PRICE_PER_CALL: priceFrom(0),
   MODERATION_THRESHOLD: number().min(0).max(1).default(0.5),
+  // A worker per spare core, at most 2 (one core is the event loop's), as the JSON parse pool.
+  AGENT_API_IMAGE_MODERATION_WORKERS: intFrom(Math.max(1, Math.min(2, os.availableParallelism() - 1)), 1),
   MODERATION_THRESHOLDS: optionalString.refine((v) => v === undefined || parseThresholds(v) !== undefined, {
     message: `must be category=score pairs, comma-separated, each score 0 to 1, categories among ${MODERATION_CATEGORIES.join(', ')}`,
   }),
@@ -154,6 +156,8 @@ export interface Config {
   webMaxUses: number;
   /** Moderation flags a category at its score threshold: one per category where given, else the default. */
   moderation: { threshold: number; thresholds: Record<string, number> };
+  /** Worker threads that decode and classify images for the offline moderation engine, at most (started on the first image). */
+  imageModerationWorkers: number;
   /** The agent loop's step cap and deadline (agent/agent-loop.ts): past either, the model answers with what it has. */
   agentLimits: { maxSteps: number; deadlineMs: number };
   accountConcurrency: number;
@@ -229,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webMaxUses: e.AGENT_API_WEB_MAX_USES,
     agentLimits: { maxSteps: e.AGENT_API_AGENT_MAX_STEPS, deadlineMs: e.AGENT_API_AGENT_DEADLINE_MS },
     moderation: { threshold: e.MODERATION_THRESHOLD, thresholds: parseThresholds(e.MODERATION_THRESHOLDS ?? '') ?? {} },
+    imageModerationWorkers: e.AGENT_API_IMAGE_MODERATION_WORKERS,
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

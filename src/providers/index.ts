@@ -77,7 +77,7 @@ export function enginesFor(config: Config, backend: ChatBackend): Engines {
     .register('chat', CHAT_MODELS, backend.provider, (m) => backend.price(m as ChatModel))
     .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices))
     // Moderation is free on either engine (the reference's moderations cost nothing either).
-    .register('moderation', MODERATION_MODELS, backend.moderation ?? createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
+    .register('moderation', MODERATION_MODELS, backend.moderation ?? createOfflineModeration({ imageWorkers: config.imageModerationWorkers }), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
     // Decisions are paid on input (SPEC): the answer tokens cost nothing.
     .register('decisions', DECISION_MODELS, backend.decisions ?? createOfflineDecisions(), () => ({ inputPerMTok: config.decisionPriceInputPerMTok, outputPerMTok: 0 }));
   for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);

@@ -217,6 +217,29 @@ export interface EmbeddingProvider {
 export interface ModerationInput {
   texts: string[];
   images: string[];
+  /**
+   * The images as the engine's `prepareImage` made them, in the order of `images`: set
+   * by the caller, before the request's Run opens, when the engine has `prepareImage`.
+   */
+  prepared?: PreparedImage[];
+}
+
+/** An image read and decoded for an engine that classifies pixels: RGB, 3 bytes a pixel, row by row. */
+export interface PreparedImage {
+  width: number;
+  height: number;
+  pixels: Uint8Array;
+}
+
+/** The bytes of an image part, before `prepareImage`: a data URL's base64 text (still encoded) or a fetched body. */
+export type ImageBytes = { base64: Uint8Array } | { bytes: Uint8Array };
+
+/** An image the engine cannot read (not an image, a format it does not take, too large): the caller names the part; the message is a reason, in lower case, to follow a colon. */
+export class ImageUnreadable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImageUnreadable';
+  }
 }
 
 /** One input's scores, per category of the reference's 13 (moderation ids: contract/endpoints/moderations.ts). */
@@ -232,6 +255,13 @@ export interface ModerationProvider {
   readonly name: string;
   /** `model` as the service names it (text-moderation-* models score text only). */
   moderate(request: { model: string; inputs: ModerationInput[]; requestId?: string }, signal: AbortSignal): Promise<ModerationScores[]>;
+  /**
+   * An engine that classifies pixels reads each image here, before the request's Run
+   * opens, so an unreadable one is refused (ImageUnreadable) with nothing held or
+   * charged; what it returns comes back to `moderate` as the input's `prepared`.
+   * Absent: the engine takes images as their URLs.
+   */
+  prepareImage?(image: ImageBytes, signal: AbortSignal): Promise<PreparedImage>;
 }
 
 /** A decision question as the contract checked it (contract/endpoints/decisions.ts). */

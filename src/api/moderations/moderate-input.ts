@@ -1,18 +1,25 @@
 // The Moderate requests switch (SPEC "Authentication" item 2; issue 21 item 3): a key with
 // it on has the input of its chat, completions and responses requests moderated before
-// any model runs, each input text on its own; one flagged at the configured thresholds
-// is refused with a 400 `content_flagged` naming the input and the categories (not the
-// text), and nothing runs or is charged (the offline moderation engine costs nothing).
+// any model runs, each input (a message's text and images) on its own; one flagged at
+// the configured thresholds is refused with a 400 `content_flagged` naming the input and
+// the categories (not the text), and nothing runs or is charged (the offline moderation
+// engine costs nothing). Images (chat `image_url` parts, responses `input_image` parts
+// with an image_url) are read as POST /v1/moderations reads them (image-parts.ts): one
+// that cannot be read is a 400 naming the part, since moderation reads all or refuses.
 import { MODERATION_CATEGORIES } from '../../contract/endpoints/moderations.ts';
 import { contentFlagged, invalidRequest } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { Call } from '../../pipeline/call.ts';
+import type { ModerationInput } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
+import { checkImageCount, prepareImageParts, type ImagePart } from './image-parts.ts';
 
-/** One input text and the parameter that names it (`messages[2].content`). */
+/** One input, its text and images, and the parameter that names it (`messages[2].content`). */
 export interface InputText {
   text: string;
   param: string;
+  /** Its image parts, each with the parameter that names it (`messages[2].content[1].image_url`). */
+  images?: ImagePart[];
 }
 
 /** The moderation model the switch uses: the service's own. */
@@ -29,13 +36,24 @@ export async function moderateInput(services: Services, key: KeyRecord, texts: r
   if (!key.permissions.moderate) return;
   // The activity row says it was moderated, and (below) what was flagged: categories, never text.
   if (call) call.moderation = [];
-  const inputs = texts.filter((t) => t.text.trim() !== '');
+  const inputs = texts.filter((t) => t.text.trim() !== '' || (t.images?.length ?? 0) > 0);
   if (inputs.length === 0) return;
   const total = inputs.reduce((n, t) => n + t.text.length, 0);
   if (total > MAX_MODERATED_CHARS) {
     throw invalidRequest(`This key moderates its requests, and moderation reads at most ${MAX_MODERATED_CHARS} characters of input per request; this one has ${total}. Send less, or use a key without the Moderate requests switch.`, inputs[0]!.param);
   }
-  const scored = await services.engines.for('moderation', SWITCH_MODEL).moderate({ model: SWITCH_MODEL, inputs: inputs.map((t) => ({ texts: [t.text], images: [] })) }, signal);
+  const engine = services.engines.for('moderation', SWITCH_MODEL);
+  const moderated: ModerationInput[] = inputs.map((t) => ({ texts: t.text.trim() !== '' ? [t.text] : [], images: (t.images ?? []).map((p) => p.url) }));
+  const images = inputs.flatMap((t) => t.images ?? []);
+  if (images.length > 0) {
+    checkImageCount(images);
+    if (engine.prepareImage) {
+      const prepared = await prepareImageParts(services, (image, s) => engine.prepareImage!(image, s), images, signal);
+      let at = 0;
+      for (const m of moderated) if (m.images.length > 0) m.prepared = prepared.slice(at, (at += m.images.length));
+    }
+  }
+  const scored = await engine.moderate({ model: SWITCH_MODEL, inputs: moderated }, signal);
   const { thresholds, threshold } = services.config.moderation;
   scored.forEach((s, i) => {
     const flagged = MODERATION_CATEGORIES.filter((c) => (s.scores[c] ?? 0) >= (thresholds[c] ?? threshold));
@@ -44,6 +62,17 @@ export async function moderateInput(services: Services, key: KeyRecord, texts: r
       throw contentFlagged(`This key moderates its requests, and this input was flagged (${flagged.join(', ')}): nothing ran and nothing was charged.`, inputs[i]!.param);
     }
   });
+}
+
+/** The image parts of a content value with an image URL (chat `image_url`, responses `input_image`), named under `param`. */
+export function contentImages(content: unknown, param: string): ImagePart[] {
+  if (!Array.isArray(content)) return [];
+  const out: ImagePart[] = [];
+  content.forEach((p: any, j) => {
+    if (p?.type === 'image_url' && typeof p.image_url?.url === 'string') out.push({ url: p.image_url.url, param: `${param}[${j}].image_url` });
+    else if (p?.type === 'input_image' && typeof p.image_url === 'string') out.push({ url: p.image_url, param: `${param}[${j}].image_url` });
+  });
+  return out;
 }
 
 /** The text of a content value: a string, or the text parts of a list. */

@@ -2,9 +2,12 @@
 // it on has flagged chat, completions and responses input refused with a 400
 // content_flagged naming the input, before any model runs and with nothing charged;
 // clean input passes; a key without it is not moderated; the code is in /v1/capabilities.
+// Images in chat (`image_url`) and responses (`input_image`) input are moderated too (a
+// drawing the test makes passes; one that cannot be read is a 400 naming the part).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
+import { dataUrl, lineDrawingPng } from '../../providers/inline/moderation/test-images.test-support.ts';
 
 let server: TestServer;
 before(async () => {
@@ -48,4 +51,40 @@ test('a key without the switch is not moderated; the code is published', async (
   assert.ok(rows.length > 0 && rows.every((row) => row.moderation === null), 'not moderated');
   const caps = (await (await server.fetch('/v1/capabilities')).json()) as { errors: { code: string; status: number }[] };
   assert.ok(caps.errors.some((e) => e.code === 'content_flagged' && e.status === 400));
+});
+
+test('images in chat and responses input are moderated: a plain drawing passes, an unreadable image is refused naming the part', { timeout: 180_000 }, async () => {
+  const account = await server.createAccount(10);
+  const { key } = await server.createKey({ account_id: account.id, permissions: { moderate: true } });
+  const client = server.openai(key);
+  const drawing = dataUrl(await lineDrawingPng());
+  const chat = await client.chat.completions.create({
+    model: 'agent',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: drawing } }] }],
+  });
+  assert.equal(chat.choices[0]!.finish_reason, 'stop');
+  const response = await client.responses.create({ model: 'agent', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Describe it.' }, { type: 'input_image', image_url: drawing, detail: 'auto' }] }] });
+  assert.equal(response.status, 'completed');
+
+  const unreadable = (param: string) => (e: any) => e.status === 400 && e.error?.type === 'invalid_request_error' && e.error?.param === param && /cannot be moderated/.test(e.error?.message);
+  await assert.rejects(
+    client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAAAAAAAAAAAAAAAAAAAAAA' } }] }] }),
+    unreadable('messages[0].content[1].image_url'),
+  );
+  await assert.rejects(
+    client.responses.create({ model: 'agent', input: [{ role: 'user', content: 'hi' }, { role: 'user', content: [{ type: 'input_image', image_url: 'https://10.1.2.3/a.png', detail: 'auto' }] }] }),
+    unreadable('input[1].content[0].image_url'),
+  );
+  // A flagged text beside an image: the message is named, as before.
+  await assert.rejects(
+    client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: [{ type: 'text', text: THREAT }, { type: 'image_url', image_url: { url: drawing } }] }] }),
+    (e: any) => e.status === 400 && e.error?.code === 'content_flagged' && e.error?.param === 'messages[0].content',
+  );
+  const after = (await server.admin('GET', `/accounts/${account.id}`)).body as { credits: number };
+  assert.ok(after.credits < 10, 'the two that passed ran');
+
+  // A key without the switch: the image goes to the model unread by moderation.
+  const { key: plain } = await server.createKey({});
+  const r = await server.openai(plain).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAAAAAAAAAAAAAAAAAAAAAA' } }] }] });
+  assert.equal(r.object, 'chat.completion');
 });

@@ -1,21 +1,24 @@
 // One moderation request, whoever asked for it: an HTTP request or a batch line. The
 // input is read into the engine's inputs (a string, a list of strings: one result each;
 // a list of text and image_url parts: one result for all of them, as the reference
-// scores a multimodal input), a Run holds its (zero, offline) price, the engine scores,
-// and each category is flagged at its threshold (MODERATION_THRESHOLDS). Image parts are
-// refused before anything runs: the packaged image classifier is still to come.
+// scores a multimodal input). Image parts are read before anything runs (image-parts.ts:
+// a data URL, or an https address through the outbound guard, then decoded by the
+// engine), so an unreadable one is a 400 naming the part with nothing held; then a Run
+// holds the (zero, offline) price, the engine scores, and each category is flagged at
+// its threshold (MODERATION_THRESHOLDS).
 import { fromMicro } from '../../accounts/money.ts';
 import { createModeration, MODERATION_CATEGORIES } from '../../contract/endpoints/moderations.ts';
 import type { BodyOf } from '../../contract/types.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
-import { invalidRequest, serverError, unsupportedParameter } from '../../errors.ts';
+import { invalidRequest, serverError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
-import type { Call } from '../../pipeline/call.ts';
+import { callSignal, type Call } from '../../pipeline/call.ts';
 import type { ModerationInput, ModerationScores } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import type { BatchEndpoint } from '../batches/batch-endpoints.ts';
 import { consume } from '../stream-answer.ts';
+import { checkImageCount, prepareImageParts, type ImagePart } from './image-parts.ts';
 
 export type ModerationBody = BodyOf<typeof createModeration>;
 
@@ -23,18 +26,20 @@ export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';
 
 type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
-/** The engine's inputs, one per result; image parts refused naming the part. */
-function inputsOf(input: ModerationBody['input'], model: string): ModerationInput[] {
-  if (typeof input === 'string') return [{ texts: [input], images: [] }];
+/** The engine's inputs, one per result, and the image parts among them (all in the one input of a list of parts). */
+function inputsOf(input: ModerationBody['input'], model: string): { inputs: ModerationInput[]; images: ImagePart[] } {
+  if (typeof input === 'string') return { inputs: [{ texts: [input], images: [] }], images: [] };
   const list = input as (string | Part)[];
-  if (list.every((x) => typeof x === 'string')) return (list as string[]).map((text) => ({ texts: [text], images: [] }));
+  if (list.every((x) => typeof x === 'string')) return { inputs: (list as string[]).map((text) => ({ texts: [text], images: [] })), images: [] };
   const texts: string[] = [];
+  const images: ImagePart[] = [];
   (list as Part[]).forEach((part, i) => {
     if (part.type === 'text') texts.push(part.text);
     else if (model.startsWith('text-moderation')) throw invalidRequest(`${model} scores text only: send image parts with omni-moderation-latest or agent-moderation.`, `input[${i}]`);
-    else throw unsupportedParameter(`input[${i}].image_url`, 'Image moderation is not offered yet: send the text parts only.');
+    else images.push({ url: part.image_url.url, param: `input[${i}].image_url` });
   });
-  return [{ texts, images: [] }];
+  checkImageCount(images);
+  return { inputs: [{ texts, images: images.map((p) => p.url) }], images };
 }
 
 /** The result object of one input (reference ModerationResult). */
@@ -54,9 +59,18 @@ function resultOf(scored: ModerationScores, thresholds: Readonly<Record<string, 
 /** Moderates the checked body: null when the caller went away before the end. */
 export async function createModerations(services: Services, call: Call, body: ModerationBody, key: KeyRecord) {
   const model = body.model ?? DEFAULT_MODERATION_MODEL;
-  const inputs = inputsOf(body.input, model);
+  const { inputs, images } = inputsOf(body.input, model);
   const texts = inputs.flatMap((i) => i.texts);
   const provider = services.engines.for('moderation', model);
+  if (images.length > 0 && provider.prepareImage) {
+    const signal = callSignal(call);
+    try {
+      inputs[0]!.prepared = await prepareImageParts(services, (image, s) => provider.prepareImage!(image, s), images, signal);
+    } catch (err) {
+      if (signal.aborted) return null;
+      throw err;
+    }
+  }
   const input = estimateInputTokens(texts, 0);
   const run = await Run.open(services, call, { key, price: services.engines.price('moderation', model), input, maxOutputTokens: 0 });
   const ran = await consume(run, run.signal, async () => {

@@ -28,7 +28,7 @@ import { resolveContainers, type ResolvedContainers } from './container-tools.ts
 import { checkVectorStores, fileSearchConfig } from '../../tools/file-search/file-search-tool.ts';
 import { inputItems, shownResponse, type Item } from './items.ts';
 import { OutputBuilder, type StreamEvent } from './output-builder.ts';
-import { contentText, moderateInput, type InputText } from '../moderations/moderate-input.ts';
+import { contentImages, contentText, moderateInput, type InputText } from '../moderations/moderate-input.ts';
 import { claimApprovals, echoedTools, planMcp, runApproved, type McpPlan } from './mcp-servers.ts';
 import type { StoredResponses } from './stored-responses.ts';
 import { approvalOutcomes, fileIdsOf, mcpResult, toMessages } from './to-messages.ts';
@@ -101,10 +101,10 @@ function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
 
 const NO_TOOLS: ToolSet = { tools: [], notes: [] };
 
-/** The texts of a request's input for moderation: the string, or each message item's text. */
+/** The inputs of a request for moderation: the string, or each message item's text and images. */
 function inputTexts(raw: ResponseBody['input'], items: readonly Item[]): InputText[] {
   if (typeof raw === 'string') return [{ text: raw, param: 'input' }];
-  return items.flatMap((item, i) => (item.type === 'message' ? [{ text: contentText(item.content), param: `input[${i}].content` }] : []));
+  return items.flatMap((item, i) => (item.type === 'message' ? [{ text: contentText(item.content), param: `input[${i}].content`, images: contentImages(item.content, `input[${i}].content`) }] : []));
 }
 const NO_MCP: McpPlan = { listItems: [], tools: [], functions: [], kinds: [], approved: [], answered: [] };
 

@@ -67,13 +67,14 @@ export const createModeration = defineEndpoint({
     fields: {
       input: applied(
         moderationInputSchema,
-        'a text or a list of texts (one result each), or a list of text and image_url parts (one result for them all); image parts are not offered yet (400 naming the part)',
+        'a text or a list of texts (one result each), or a list of text and image_url parts (one result for them all); an image_url is a base64 data URL or an https address (fetched through the outbound guard, at most 20 MB), a PNG, JPEG, WebP or GIF of at most 50 megapixels, at most 16 images a request; one that cannot be fetched or read is a 400 naming the part; text-moderation-* models refuse image parts',
       ),
       model: modelField(MODERATION_MODELS, 'default omni-moderation-latest; text-moderation-* score text only'),
     },
   },
   notes: [
     'The offline engine scores text with readable weighted rules per category (negations and harmless idioms such as "kill the process" taken into account); a category is flagged at its threshold (MODERATION_THRESHOLD, MODERATION_THRESHOLDS). Every result scores all 13 categories.',
+    "Images are scored by a packaged classifier (nsfwjs's MobileNetV2, run offline) on `sexual` only: its Porn and Hentai probabilities plus 0.4 of its Sexy one (suggestive alone stays under the default threshold); `sexual/minors` is never inferred from an image. A category's score is the highest of the text and images that scored it, and `category_applied_input_types` lists exactly those input types (`sexual` of a text-and-image input: text and image; of an image alone: image; the other categories: text, or none).",
   ],
   response: { schema: createModerationResponseSchema },
   billable: true,
