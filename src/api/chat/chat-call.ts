@@ -12,7 +12,7 @@ import { estimateInputTokens, Run } from '../../credits/run.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
 import { callSignal, type Call } from '../../pipeline/call.ts';
-import { contentImages, contentText, moderateInput } from '../moderations/moderate-input.ts';
+import { messageInput, moderateInput } from '../moderations/moderate-input.ts';
 import type { StreamPart } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
@@ -50,7 +50,7 @@ export async function startChat(services: Services, stored: CompletionStore, too
   // The Moderate requests switch: every message's text moderated before anything runs.
   if (key.permissions.moderate) {
     const messages = (body.messages ?? []) as { content?: unknown }[];
-    await moderateInput(services, key, messages.map((m, i) => ({ text: contentText(m.content), param: `messages[${i}].content`, images: contentImages(m.content, `messages[${i}].content`) })), callSignal(call), call);
+    await moderateInput(services, key, messages.map((m, i) => messageInput(m.content, `messages[${i}].content`, files)), callSignal(call), call);
   }
   const assistant: ToolSet = answersDirectly(body, key) ? NO_TOOLS : tools.assistant(key, mentionsUrl(mapped.request.messages), call.log);
   const inputEstimate = estimateInputTokens([body.messages, body.tools ?? body.functions, body.response_format, fileContents, assistant.tools.map((t) => t.definition)], mapped.attachments);

@@ -75,6 +75,31 @@ export function contentImages(content: unknown, param: string): ImagePart[] {
   return out;
 }
 
+/** A file the request names by id, as the call read it (api/files/resolve-parts.ts). */
+type ReadFile = { dataUrl: string; text?: string };
+
+/**
+ * The input of one message for the switch: its text and the text of the files it names
+ * by id, its images by URL and the images it names by id (chat `file.file_id`, responses
+ * `input_file` and `input_image` `file_id`), so an attachment is moderated like the
+ * message it came in. A file that is neither text nor an image (a PDF) is not read here.
+ */
+export function messageInput(content: unknown, param: string, files: ReadonlyMap<string, ReadFile>): InputText {
+  const texts = [contentText(content)];
+  const images = contentImages(content, param);
+  if (Array.isArray(content) && files.size > 0) {
+    content.forEach((p: any, j) => {
+      const chatFile = typeof p?.file?.file_id === 'string' ? p.file.file_id : undefined;
+      const id: unknown = chatFile ?? p?.file_id;
+      const file = typeof id === 'string' ? files.get(id) : undefined;
+      if (!file) return;
+      if (file.text !== undefined) texts.push(file.text);
+      else if (file.dataUrl.startsWith('data:image/')) images.push({ url: file.dataUrl, param: `${param}[${j}].${chatFile ? 'file.file_id' : 'file_id'}` });
+    });
+  }
+  return { text: texts.filter((t) => t !== '').join('\n'), param, images };
+}
+
 /** The text of a content value: a string, or the text parts of a list. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;

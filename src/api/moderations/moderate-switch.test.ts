@@ -6,6 +6,7 @@
 // drawing the test makes passes; one that cannot be read is a 400 naming the part).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { toFile } from 'openai';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 import { dataUrl, lineDrawingPng } from '../../providers/inline/moderation/test-images.test-support.ts';
 
@@ -87,4 +88,25 @@ test('images in chat and responses input are moderated: a plain drawing passes, 
   const { key: plain } = await server.createKey({});
   const r = await server.openai(plain).chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAAAAAAAAAAAAAAAAAAAAAA' } }] }] });
   assert.equal(r.object, 'chat.completion');
+});
+
+test('files a message names by id are moderated with it: a text file with a threat is refused, a clean one passes', async () => {
+  const account = await server.createAccount(10);
+  const { key } = await server.createKey({ account_id: account.id, permissions: { moderate: true } });
+  const client = server.openai(key);
+  const threat = await client.files.create({ file: await toFile(Buffer.from(`Meeting notes.\n${THREAT}\n`), 'notes.txt'), purpose: 'user_data' });
+  const clean = await client.files.create({ file: await toFile(Buffer.from('Meeting notes: the budget was approved.'), 'clean.txt'), purpose: 'user_data' });
+  const flagged = (param: string) => (e: any) => e.status === 400 && e.error?.code === 'content_flagged' && e.error?.param === param;
+  await assert.rejects(
+    client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: [{ type: 'text', text: 'Summarize this.' }, { type: 'file', file: { file_id: threat.id } }] }] }),
+    flagged('messages[0].content'),
+  );
+  await assert.rejects(
+    client.responses.create({ model: 'agent', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Summarize this.' }, { type: 'input_file', file_id: threat.id }] }] }),
+    flagged('input[0].content'),
+  );
+  const ok = await client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: [{ type: 'text', text: 'Summarize this.' }, { type: 'file', file: { file_id: clean.id } }] }] });
+  assert.equal(ok.object, 'chat.completion');
+  const r = await client.responses.create({ model: 'agent', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Summarize this.' }, { type: 'input_file', file_id: clean.id }] }] });
+  assert.equal(r.status, 'completed');
 });

@@ -28,7 +28,7 @@ import { resolveContainers, type ResolvedContainers } from './container-tools.ts
 import { checkVectorStores, fileSearchConfig } from '../../tools/file-search/file-search-tool.ts';
 import { inputItems, shownResponse, type Item } from './items.ts';
 import { OutputBuilder, type StreamEvent } from './output-builder.ts';
-import { contentImages, contentText, moderateInput, type InputText } from '../moderations/moderate-input.ts';
+import { messageInput, moderateInput, type InputText } from '../moderations/moderate-input.ts';
 import { claimApprovals, echoedTools, planMcp, runApproved, type McpPlan } from './mcp-servers.ts';
 import type { StoredResponses } from './stored-responses.ts';
 import { approvalOutcomes, fileIdsOf, mcpResult, toMessages } from './to-messages.ts';
@@ -102,9 +102,9 @@ function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
 const NO_TOOLS: ToolSet = { tools: [], notes: [] };
 
 /** The inputs of a request for moderation: the string, or each message item's text and images. */
-function inputTexts(raw: ResponseBody['input'], items: readonly Item[]): InputText[] {
+function inputTexts(raw: ResponseBody['input'], items: readonly Item[], files: ReadonlyMap<string, { dataUrl: string; text?: string }>): InputText[] {
   if (typeof raw === 'string') return [{ text: raw, param: 'input' }];
-  return items.flatMap((item, i) => (item.type === 'message' ? [{ text: contentText(item.content), param: `input[${i}].content`, images: contentImages(item.content, `input[${i}].content`) }] : []));
+  return items.flatMap((item, i) => (item.type === 'message' ? [messageInput(item.content, `input[${i}].content`, files)] : []));
 }
 const NO_MCP: McpPlan = { listItems: [], tools: [], functions: [], kinds: [], approved: [], answered: [] };
 
@@ -258,9 +258,12 @@ export async function prepareResponse(
     const at = input.findIndex((i) => known.has(i.id));
     if (at >= 0) throw invalidRequest(`The conversation already has an item with id '${input[at]!.id}'.`, `input[${at}].id`);
   }
+  // Files named by id, read before the switch moderates them with the message that names them.
+  const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
+  const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
   // The Moderate requests switch: the instructions and this request's input moderated before anything runs (earlier items were, when they were sent).
   if (key.permissions.moderate) {
-    await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input)], signal(), call);
+    await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input, files)], signal(), call);
   }
   const mapped = mapTools(body.tools as Record<string, any>[] | null | undefined, body.tool_choice, key, unavailableTools(deps));
   // Settled before the model runs too: a store the account cannot search is refused, not searched empty.
@@ -278,8 +281,6 @@ export async function prepareResponse(
   const mcpChoice = mcpToolChoice(body.tool_choice, mcp);
   if (mcpChoice) mapped.toolChoice = mcpChoice;
 
-  const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
-  const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
   const counter = { attachments: 0 };
   const approvals = approvalOutcomes([...earlier.items, ...input]);
   const ctx = {
