@@ -117,7 +117,7 @@ export const createSpeech = defineEndpoint({
     description: 'the audio: audio/mpeg for mp3, audio/wav for wav, audio/pcm for pcm',
   },
   billable: true,
-  notes: ['input up to 4096 characters', 'agent-voice defaults to the voice eve'],
+  notes: ['input up to 4096 characters', 'agent-voice defaults to the voice eve', 'the credits come in the X-Service-Svc response header (the body is the audio)'],
 });
 
 export const createTranscription = defineEndpoint({

@@ -6,7 +6,8 @@
 //
 // Flite writes its WAV file into this worker's own temp directory (the only directory
 // it is given); its stdout and stderr go to /dev/null, never into the service's logs.
-import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Resampler } from './resample.ts';
 import { OUTPUT_RATE, readWav } from './wav.ts';
@@ -64,7 +65,22 @@ function throughJs(imports: WebAssembly.Imports): WebAssembly.Imports {
 /** Control characters become spaces (Flite reads its text as a C string). */
 const clean = (text: string) => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, ' ');
 
+/**
+ * Below the event loop (10 nicer, as the JSON parser's workers): when both want the CPU,
+ * the server's answers come first. Linux gives each thread its own nice value
+ * (setpriority on the thread's id); elsewhere this does nothing.
+ */
+function lowerPriority(): void {
+  try {
+    const tid = Number(/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1]);
+    if (tid > 0) os.setPriority(tid, Math.min(19, os.getPriority() + 10));
+  } catch {
+    // Not Linux, or not allowed: the worker runs at the event loop's priority.
+  }
+}
+
 async function main(): Promise<void> {
+  lowerPriority();
   const port = parentPort!;
   const data = workerData as FliteWorkerData;
   const { WASI } = await import('node:wasi');
