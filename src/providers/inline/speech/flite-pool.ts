@@ -1,5 +1,5 @@
-// The worker threads of the offline speech engine (flite-worker.ts). A few workers, each
-// synthesizing one piece at a time; more pieces wait in a queue bounded in count (past
+// The worker threads of the offline speech engine (flite-worker.ts), of one kind (Flite
+// voices, or MP3 encoders). A few workers, each working on one piece at a time; more pieces wait in a queue bounded in count (past
 // it, 503: the engine is busy); each piece has a time limit, past which its worker is
 // terminated (a WebAssembly synthesis cannot be interrupted) and another started when
 // needed; an idle worker ends after a while. Each worker has a temp directory of its own
@@ -13,6 +13,8 @@ import { serviceUnavailable } from '../../../errors.ts';
 import type { FliteWorkerData, SynthJob, SynthReply } from './flite-worker.ts';
 
 export interface FlitePoolOptions {
+  /** What its workers do: read text aloud (`flite`) or encode MP3 (`mp3`). */
+  kind: 'flite' | 'mp3';
   /** flite.wasm's path. */
   wasm: string;
   /** Workers at most. */
@@ -46,8 +48,11 @@ export interface Synthesized {
   samples: number;
 }
 
+/** A job without its id (the pool numbers them). */
+export type PieceJob = SynthJob extends infer J ? (J extends SynthJob ? Omit<J, 'id'> : never) : never;
+
 interface Pending {
-  job: Omit<SynthJob, 'id'>;
+  job: PieceJob;
   signal: AbortSignal;
   resolve(v: Synthesized): void;
   reject(err: unknown): void;
@@ -74,7 +79,7 @@ export class FlitePool {
     return this.waiting.length;
   }
 
-  synthesize(job: Omit<SynthJob, 'id'>, signal: AbortSignal): Promise<Synthesized> {
+  run(job: PieceJob, signal: AbortSignal): Promise<Synthesized> {
     if (this.closed) return Promise.reject(serviceUnavailable('The service is shutting down.'));
     if (signal.aborted) return Promise.reject(signal.reason);
     if (this.waiting.length >= this.options.maxWaiting) {
@@ -112,12 +117,12 @@ export class FlitePool {
       }
       const pending = this.waiting.shift()!;
       if (pending.signal.aborted) continue;
-      this.run(slot, pending);
+      this.start(slot, pending);
       slot = undefined;
     }
   }
 
-  private run(slot: Slot, pending: Pending): void {
+  private start(slot: Slot, pending: Pending): void {
     clearTimeout(slot.idleTimer);
     const id = this.nextId++;
     const timer = setTimeout(() => {
@@ -126,7 +131,8 @@ export class FlitePool {
     }, this.options.pieceTimeoutMs);
     slot.current = { ...pending, id, timer };
     slot.worker.ref();
-    slot.worker.postMessage({ ...pending.job, id } satisfies SynthJob);
+    const job = { ...pending.job, id } as SynthJob;
+    slot.worker.postMessage(job, job.kind === 'mp3' ? [job.pcm] : []);
   }
 
   private spawn(): void {
@@ -134,7 +140,7 @@ export class FlitePool {
     const worker = new Worker(BOOT, {
       eval: true,
       execArgv: [],
-      workerData: { role: 'speech', entry: ENTRY, tsx: TSX, wasm: this.options.wasm, dir } satisfies FliteWorkerData,
+      workerData: { role: 'speech', kind: this.options.kind, entry: ENTRY, tsx: TSX, wasm: this.options.wasm, dir } satisfies FliteWorkerData,
       resourceLimits: { maxOldGenerationSizeMb: 256 },
       stdout: false,
       stderr: false,

