@@ -139,6 +139,35 @@ describe('offline engine', { timeout: 600_000 }, () => {
     assert.ok(Math.abs(10 - balance - expected * 3) < 1e-9, `paid ${10 - balance}`);
   });
 
+  test('a client gone mid-stream: charged for what was read aloud, nothing held', async () => {
+    const account = await server.createAccount(10);
+    const { key } = await server.createKey({ account_id: account.id, permissions: { audio: true } });
+    const long = `${TEXT} `.repeat(20).trim();
+    const stop = new AbortController();
+    const res = await server.fetch('/v1/audio/speech', {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts-1', input: long, voice: 'ash', response_format: 'pcm' }),
+      signal: stop.signal,
+    });
+    assert.equal(res.status, 200);
+    const whole = Number(res.headers.get('x-service-svc'));
+    const reader = res.body!.getReader();
+    assert.ok(((await reader.read()).value?.byteLength ?? 0) > 0);
+    stop.abort();
+    await reader.cancel().catch(() => undefined);
+    let account_: any;
+    for (let i = 0; i < 200; i++) {
+      account_ = (await server.admin('GET', `/accounts/${account.id}`)).body;
+      if (account_.reserved_credits === 0 && account_.available_credits < 10) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const paid = 10 - account_.available_credits;
+    assert.equal(account_.reserved_credits ?? 0, 0, 'nothing held');
+    assert.ok(paid > 0 && paid < whole, `paid ${paid} of ${whole}`);
+  });
+
   test('limits, limited and refused fields: 400 naming the field, with a request id', async () => {
     await refused(client.audio.speech.create({ model: 'tts-1', input: 'x'.repeat(4097), voice: 'alloy' }), 400, 'input');
     await refused(client.audio.speech.create({ model: 'tts-1', input: '', voice: 'alloy' }), 400, 'input');
