@@ -98,6 +98,9 @@ const envSchema = z.object({
   EMBEDDING_PRICE_PER_MTOK_3_LARGE: priceFrom(0.13),
   EMBEDDING_PRICE_PER_MTOK_ADA_002: priceFrom(0.1),
   DECISION_PRICE_INPUT_PER_MTOK: priceFrom(0.5),
+  SPEECH_PRICE_PER_MCHAR: priceFrom(15),
+  SPEECH_PRICE_PER_MCHAR_HD: priceFrom(30),
+  AGENT_API_SPEECH_WORKERS: intFrom(0, 0),
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
@@ -181,6 +184,8 @@ export interface Config {
   embeddingPrices: { 'text-embedding-3-small': number; 'text-embedding-3-large': number; 'text-embedding-ada-002': number };
   /** USD per million input tokens of every decision model, offline or upstream (decisions are paid on input). */
   decisionPriceInputPerMTok: number;
+  /** /v1/audio/speech: USD per million input characters (`hd`: tts-1-hd and gpt-4o-tts), offline or upstream; its worker threads (0: one per spare core, at most 2). */
+  speech: { pricePerMChar: number; pricePerMCharHd: number; workers: number };
   /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
   publicBaseUrl: string | undefined;
 }
@@ -254,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'agent-think': { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK_THINK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK },
     },
     decisionPriceInputPerMTok: e.DECISION_PRICE_INPUT_PER_MTOK,
+    speech: { pricePerMChar: e.SPEECH_PRICE_PER_MCHAR, pricePerMCharHd: e.SPEECH_PRICE_PER_MCHAR_HD, workers: e.AGENT_API_SPEECH_WORKERS },
     embeddingPrices: {
       'text-embedding-3-small': e.EMBEDDING_PRICE_PER_MTOK_3_SMALL,
       'text-embedding-3-large': e.EMBEDDING_PRICE_PER_MTOK_3_LARGE,

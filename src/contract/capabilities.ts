@@ -57,6 +57,8 @@ export const HEADERS = {
     'x-ratelimit-limit-tokens': 'only when the key has a token cap: the tightest cap',
     'x-ratelimit-remaining-tokens': 'tokens left under that cap',
     'x-ratelimit-reset-tokens': 'time until that cap resets',
+    // Speech answers with audio, so its credits cannot go in the body.
+    'X-Service-Svc': 'on POST /audio/speech, whose body is the audio: the credits the answer costs (its svc), sent before the audio; a stream cut short is charged for what was read aloud',
   },
 } as const;
 

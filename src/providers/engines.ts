@@ -1,11 +1,11 @@
 // Engines by capability: each engine registers for what it does (chat, embeddings,
-// moderation, decisions; next speech, transcription, images) and for which of our model ids, with the
+// moderation, decisions, speech; next transcription, images) and for which of our model ids, with the
 // price of each, and a call finds its engine by capability and model id. Configuration
 // decides who registers (providers/index.ts): the offline engines by default, an
 // upstream where one is configured for that capability; a model id can have its own.
-import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODEL_SPECS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
+import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODEL_SPECS, EMBEDDING_MODELS, MODERATION_MODELS, SPEECH_MODELS } from '../contract/models.ts';
 import type { Price } from '../credits/pricing.ts';
-import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider } from './types.ts';
+import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider, SpeechProvider } from './types.ts';
 
 /** What each capability's engine is. A capability joins here with its interface. */
 export interface EngineKinds {
@@ -13,6 +13,8 @@ export interface EngineKinds {
   embeddings: EmbeddingProvider;
   moderation: ModerationProvider;
   decisions: DecisionProvider;
+  /** Its price's `inputPerMTok` is per million input characters (speech is paid on characters, as the reference's tts-1). */
+  speech: SpeechProvider;
 }
 export type Capability = keyof EngineKinds;
 
@@ -22,6 +24,7 @@ export const MODELS_BY_CAPABILITY: { readonly [C in Capability]: readonly string
   embeddings: EMBEDDING_MODELS,
   moderation: MODERATION_MODELS,
   decisions: DECISION_MODELS,
+  speech: SPEECH_MODELS,
 };
 
 interface Entry<C extends Capability> {

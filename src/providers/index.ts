@@ -10,9 +10,11 @@ import { createOfflineModeration } from './inline/moderation/offline-moderation.
 import { createOfflineEngine } from './inline/offline/index.ts';
 import type { Price } from '../credits/pricing.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig } from './remote/openai-compatible/index.ts';
-import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
+import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODELS, MODERATION_MODELS, SPEECH_MODELS } from '../contract/models.ts';
 import { embeddingPrice, Engines } from './engines.ts';
-import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider } from './types.ts';
+import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider, SpeechProvider } from './types.ts';
+import { createOfflineSpeech } from './inline/speech/offline-speech.ts';
+import { upstreamSpeechModel } from './remote/openai-compatible/speech.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
 
 export interface ChatBackend {
@@ -31,7 +33,12 @@ export interface ChatBackend {
   moderation?: ModerationProvider;
   /** /v1/decisions: the upstream's chat models (absent: the offline engine). */
   decisions?: DecisionProvider;
+  /** /v1/audio/speech: the upstream's /audio/speech (absent: the offline engine). */
+  speech?: SpeechProvider;
 }
+
+/** Speech models at the HD price (SPEECH_PRICE_PER_MCHAR_HD). */
+const HD_SPEECH_MODELS = new Set(['tts-1-hd', 'gpt-4o-tts']);
 
 /** The upstream model name that keeps one of our models on the offline engine. */
 export const OFFLINE = 'offline';
@@ -53,6 +60,8 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
       upstream.decisions === 'upstream'
         ? { name: 'openai-compatible', readsImages: true, inputPerQuestion: true, decide: (r, s) => provider.decide(upstream.decisionModels[r.model] ?? r.model, r, s) }
         : undefined;
+    const speech: SpeechProvider | undefined =
+      upstream.speech === 'upstream' ? { name: 'openai-compatible', speak: (r, s) => provider.speak(upstreamSpeechModel(upstream.speechModels, r.model), r, s) } : undefined;
     return {
       provider,
       price: (m) => upstream.prices[m],
@@ -62,6 +71,7 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
       perModel,
       ...(moderation ? { moderation } : {}),
       ...(decisions ? { decisions } : {}),
+      ...(speech ? { speech } : {}),
     };
   }
   return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline', embeddings: createLexicalEmbeddings() };
@@ -80,6 +90,9 @@ export function enginesFor(config: Config, backend: ChatBackend): Engines {
     .register('moderation', MODERATION_MODELS, backend.moderation ?? createOfflineModeration({ imageWorkers: config.imageModerationWorkers }), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
     // Decisions are paid on input (SPEC): the answer tokens cost nothing.
     .register('decisions', DECISION_MODELS, backend.decisions ?? createOfflineDecisions(), () => ({ inputPerMTok: config.decisionPriceInputPerMTok, outputPerMTok: 0 }));
+  // Speech is paid per input character (the reference's tts-1 is), the HD models at their own price.
+  const speechPrice = (m: string) => ({ inputPerMTok: HD_SPEECH_MODELS.has(m) ? config.speech.pricePerMCharHd : config.speech.pricePerMChar, outputPerMTok: 0 });
+  engines.register('speech', SPEECH_MODELS, backend.speech ?? createOfflineSpeech(config.speech.workers > 0 ? { workers: config.speech.workers } : {}), speechPrice);
   for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);
   return engines.check();
 }

@@ -297,3 +297,46 @@ export interface DecisionProvider {
   /** One answer per question, in order; the tokens read and written where the engine counts them. */
   decide(request: DecisionRequest, signal: AbortSignal): Promise<{ answers: DecisionAnswer[]; inputTokens?: number; outputTokens?: number }>;
 }
+
+// --- Speech (POST /v1/audio/speech) ---------------------------------------------
+
+export type SpeechFormat = 'mp3' | 'wav' | 'pcm';
+
+export interface SpeechRequest {
+  /** Our model id. */
+  model: string;
+  input: string;
+  /** The voice the request named; absent when it named none (the engine's default, eve offline). */
+  voice?: string;
+  format: SpeechFormat;
+  /** 0.25 to 4. */
+  speed: number;
+  /** The request's fields as the contract passed them, which an upstream is sent as they are (its model mapped). */
+  fields: Record<string, unknown>;
+  /** The service's request id, for the provider's logs and metrics only (never sent upstream). */
+  requestId?: string;
+}
+
+export interface SpeechAudio {
+  /**
+   * The audio in pieces, as each is made; it ends when the audio is whole. A failure
+   * throws (the signal's reason when the caller went away). Stopping early stops the engine.
+   */
+  chunks: AsyncIterable<Uint8Array>;
+  /** Characters of the input this answer is charged for so far: all once whole, those read aloud when cut short. */
+  charged(): number;
+}
+
+export interface SpeechProvider {
+  readonly name: string;
+  /** Why this engine cannot run here, naming what to install; absent when it can. */
+  readonly missing?: string;
+  /**
+   * Starts reading the input aloud: resolves once the first audio is there, so a failure
+   * before it (a ProviderError, an ApiError such as a busy engine's 503) is answered
+   * before any byte is sent.
+   */
+  speak(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio>;
+  /** Releases what the engine holds (its workers, an upstream pool); called at shutdown. */
+  close?(): Promise<void>;
+}

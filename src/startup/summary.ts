@@ -36,13 +36,25 @@ export function describeContainers(status: SandboxStatus): string {
   return status.root ? `on (root ${status.root}${status.note ? `: ${status.note}` : ''})` : 'on';
 }
 
+// Speech: which engine reads text aloud, or why it cannot and what to install.
+/** `offline (Flite)`, `upstream (<models>)`, or `off (<what to install>)`. */
+export function describeSpeech(upstream: UpstreamConfig | undefined, engine: { missing?: string }): string {
+  if (upstream?.speech === 'upstream') {
+    const mapped = Object.entries(upstream.speechModels).map(([ours, theirs]) => `${ours}: ${theirs}`);
+    return `upstream${mapped.length > 0 ? ` (${mapped.join(', ')})` : ''}`;
+  }
+  return engine.missing ? `off (${engine.missing})` : 'offline (Flite)';
+}
+
 export interface Summary {
   url: string;
   engine: string;
   database: string;
   admin: string;
   containers: string;
+  speech?: string;
 }
 
 export const summaryLine = (s: Summary): string =>
-  `agent-api serving ${s.url} | engine: ${s.engine} | database: ${s.database} | admin API: ${s.admin} | containers: ${s.containers}`;
+  `agent-api serving ${s.url} | engine: ${s.engine} | database: ${s.database} | admin API: ${s.admin} | containers: ${s.containers}` +
+  (s.speech ? ` | speech: ${s.speech}` : '');

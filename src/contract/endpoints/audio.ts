@@ -103,7 +103,8 @@ export const createSpeech = defineEndpoint({
         z.enum([...REFERENCE_VOICES, ...OWN_VOICES]),
         'a reference voice name or eve, ara, rex, sal, leo (default eve); custom voice objects are not offered',
       ),
-      response_format: applied(z.enum(['mp3', 'wav', 'pcm']).default('mp3'), 'mp3, wav or pcm (default mp3)'),
+      // SPEC: mp3, wav and pcm; the reference's opus, aac and flac are refused like an unsupported field.
+      response_format: limited(['mp3', 'wav', 'pcm'], 'mp3, wav or pcm (24 kHz 16-bit little-endian mono); default mp3'),
       speed: applied(z.number().min(0.25).max(4).default(1), '0.25 to 4 (default 1)'),
       stream_format: limited(['audio'], 'one audio file, not events'),
       instructions: refused('voice instructions are not offered'),
@@ -116,7 +117,7 @@ export const createSpeech = defineEndpoint({
     description: 'the audio: audio/mpeg for mp3, audio/wav for wav, audio/pcm for pcm',
   },
   billable: true,
-  notes: ['input up to 4096 characters', 'agent-voice defaults to the voice eve'],
+  notes: ['input up to 4096 characters', 'agent-voice defaults to the voice eve', 'the credits come in the X-Service-Svc response header (the body is the audio)'],
 });
 
 export const createTranscription = defineEndpoint({

@@ -3,7 +3,7 @@
 // A bad value throws an Error naming the variable, so start-up can print it and exit.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DECISION_MODELS, type ChatModel } from '../../../contract/models.ts';
+import { DECISION_MODELS, SPEECH_MODELS, type ChatModel } from '../../../contract/models.ts';
 import type { Price } from '../../../credits/pricing.ts';
 
 export interface UpstreamConfig {
@@ -31,6 +31,10 @@ export interface UpstreamConfig {
   decisions: 'upstream' | 'offline';
   /** Upstream chat model name behind each decision model id (an id not named runs under its own name). */
   decisionModels: Record<string, string>;
+  /** `upstream`: /v1/audio/speech goes to the upstream's /audio/speech (speechModels); `offline` (default): the built-in engine. */
+  speech: 'upstream' | 'offline';
+  /** Upstream model name behind each speech model id (agent-voice runs tts-1, the others their own names, unless named here). */
+  speechModels: Record<string, string>;
 }
 
 // One row per setting: the environment name and the config-file key.
@@ -52,6 +56,8 @@ const KEYS = {
   moderation: 'UPSTREAM_MODERATION',
   decisions: 'UPSTREAM_DECISIONS',
   decisionModels: 'UPSTREAM_DECISION_MODELS',
+  speech: 'UPSTREAM_SPEECH',
+  speechModels: 'UPSTREAM_SPEECH_MODELS',
 } as const;
 type Key = keyof typeof KEYS;
 
@@ -138,6 +144,10 @@ const FIELDS = {
       z.record(z.string(), name, { error: 'must be a JSON object of decision model ids to upstream model names' }),
     )
     .refine((m) => Object.keys(m).every((k) => (DECISION_MODELS as readonly string[]).includes(k)), `keys must be decision model ids (${DECISION_MODELS.join(', ')})`),
+  speech: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  speechModels: z
+    .preprocess(fromJson, z.record(z.string(), name, { error: 'must be a JSON object of speech model ids to upstream model names' }))
+    .refine((m) => Object.keys(m).every((k) => (SPEECH_MODELS as readonly string[]).includes(k)), `keys must be speech model ids (${SPEECH_MODELS.join(', ')})`),
 } satisfies Record<Key, z.ZodType>;
 
 type Parsed = { [K in Key]?: z.output<(typeof FIELDS)[K]> };
@@ -239,6 +249,8 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     moderation: p.moderation ?? 'offline',
     decisions: p.decisions ?? 'offline',
     decisionModels: p.decisionModels ?? {},
+    speech: p.speech ?? 'offline',
+    speechModels: p.speechModels ?? {},
   } as UpstreamConfig;
   Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
   Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });

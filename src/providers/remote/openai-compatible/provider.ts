@@ -7,13 +7,14 @@
 // reason). It never wraps an abort in ProviderError and never retries after one.
 // Every other failure ends the stream with an `error` part holding a ProviderError.
 import type { SecretScrubber } from '../../../secrets.ts';
-import type { ChatProvider, ChatRequest, CompletionRequest, DecisionProvider, DecisionRequest, EmbeddingProvider, ModerationProvider, StreamPart } from '../../types.ts';
+import type { ChatProvider, ChatRequest, CompletionRequest, DecisionProvider, DecisionRequest, EmbeddingProvider, ModerationProvider, SpeechAudio, SpeechRequest, StreamPart } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
 import { upstreamDecide } from './decisions.ts';
 import { upstreamEmbed } from './embeddings.ts';
 import { upstreamModerate } from './moderations.ts';
+import { upstreamSpeak } from './speech.ts';
 import type { Tell, UpstreamJsonDeps } from './json-call.ts';
 import { answerError, errorInPayload, isRecord } from './errors.ts';
 import { toChatBody, toCompletionBody } from './request-mapping.ts';
@@ -34,6 +35,8 @@ export type ProviderOptions = Partial<TransportOptions> & {
 export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingProvider, 'embed'>, Pick<ModerationProvider, 'moderate'> {
   /** Answers decision questions on the upstream chat model `upstreamModel` (decisions.ts). */
   decide(upstreamModel: string, request: DecisionRequest, signal: AbortSignal): ReturnType<DecisionProvider['decide']>;
+  /** Reads text aloud on the upstream's /audio/speech, model `upstreamModel` (speech.ts). */
+  speak(upstreamModel: string, request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio>;
   /** Asks the upstream for its model list (GET {base}/models); rejects with a short reason when it is not answering. */
   probe(timeoutMs: number): Promise<void>;
 }
@@ -192,6 +195,9 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     },
     decide(upstreamModel, request, signal) {
       return upstreamDecide(jsonDeps, upstreamModel, request, signal);
+    },
+    speak(upstreamModel, request, signal) {
+      return upstreamSpeak(jsonDeps, upstreamModel, request, signal);
     },
     probe(timeoutMs: number) {
       return probeUpstream(target, transport.dispatcher, timeoutMs);
