@@ -96,6 +96,12 @@ const envSchema = z.object({
   EMBEDDING_PRICE_PER_MTOK_3_LARGE: priceFrom(0.13),
   EMBEDDING_PRICE_PER_MTOK_ADA_002: priceFrom(0.1),
   DECISION_PRICE_INPUT_PER_MTOK: priceFrom(0.5),
+  // Transcriptions and translations (src/api/audio/transcription-*.ts).
+  TRANSCRIPTION_PRICE_PER_MINUTE: priceFrom(0.006),
+  AGENT_API_TRANSCRIPTION_CONCURRENCY: intFrom(2, 1),
+  AGENT_API_TRANSCRIPTION_QUEUE: intFrom(16, 0),
+  AGENT_API_TRANSCRIPTION_TIMEOUT_MS: intFrom(600_000, 1000),
+  AGENT_API_POCKETSPHINX: z.string().trim().min(1).default('pocketsphinx_continuous'),
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
@@ -177,6 +183,8 @@ export interface Config {
   embeddingPrices: { 'text-embedding-3-small': number; 'text-embedding-3-large': number; 'text-embedding-ada-002': number };
   /** USD per million input tokens of every decision model, offline or upstream (decisions are paid on input). */
   decisionPriceInputPerMTok: number;
+  /** Transcriptions and translations: USD per minute of audio (every model, unless the upstream's table names it), and the offline engine's programs. */
+  transcription: { pricePerMinute: number; concurrency: number; queue: number; timeoutMs: number; pocketsphinx: string };
   /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
   publicBaseUrl: string | undefined;
 }
@@ -249,6 +257,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'agent-think': { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK_THINK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK },
     },
     decisionPriceInputPerMTok: e.DECISION_PRICE_INPUT_PER_MTOK,
+    transcription: {
+      pricePerMinute: e.TRANSCRIPTION_PRICE_PER_MINUTE,
+      concurrency: e.AGENT_API_TRANSCRIPTION_CONCURRENCY,
+      queue: e.AGENT_API_TRANSCRIPTION_QUEUE,
+      timeoutMs: e.AGENT_API_TRANSCRIPTION_TIMEOUT_MS,
+      pocketsphinx: e.AGENT_API_POCKETSPHINX,
+    },
     embeddingPrices: {
       'text-embedding-3-small': e.EMBEDDING_PRICE_PER_MTOK_3_SMALL,
       'text-embedding-3-large': e.EMBEDDING_PRICE_PER_MTOK_3_LARGE,

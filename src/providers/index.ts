@@ -12,6 +12,11 @@ import type { Price } from '../credits/pricing.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig } from './remote/openai-compatible/index.ts';
 import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
 import { embeddingPrice, Engines } from './engines.ts';
+import { transcriptionPrice } from './engines.ts';
+import { TRANSCRIPTION_MODELS } from '../contract/models.ts';
+import { createOfflineTranscription, createTranscriptionTools } from './inline/transcription/offline-transcription.ts';
+import { DEFAULT_TRANSCRIPTION_MODELS } from './remote/openai-compatible/transcriptions.ts';
+import type { TranscriptionProvider } from './types.ts';
 import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider } from './types.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
 
@@ -31,6 +36,8 @@ export interface ChatBackend {
   moderation?: ModerationProvider;
   /** /v1/decisions: the upstream's chat models (absent: the offline engine). */
   decisions?: DecisionProvider;
+  /** /v1/audio/transcriptions and /translations: the upstream's /audio/* (absent: the offline engine), with its prices per minute by model id. */
+  transcription?: { provider: TranscriptionProvider; pricesPerMinute: Record<string, number> };
 }
 
 /** The upstream model name that keeps one of our models on the offline engine. */
@@ -53,7 +60,23 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
       upstream.decisions === 'upstream'
         ? { name: 'openai-compatible', readsImages: true, inputPerQuestion: true, decide: (r, s) => provider.decide(upstream.decisionModels[r.model] ?? r.model, r, s) }
         : undefined;
+    // Transcriptions: the upstream's /audio/* when UPSTREAM_TRANSCRIPTION=upstream; the upload is decoded here all the same (its duration bounds and sets the charge).
+    let transcription: ChatBackend['transcription'];
+    if (upstream.transcription === 'upstream') {
+      const tools = createTranscriptionTools(config.transcription);
+      const models = { ...DEFAULT_TRANSCRIPTION_MODELS, ...upstream.transcriptionModels };
+      transcription = {
+        pricesPerMinute: upstream.transcriptionPrices,
+        provider: {
+          name: 'openai-compatible',
+          status: () => (tools.decoder.missing ? { available: false, reason: tools.decoder.missing } : { available: true, describe: `upstream ${host}` }),
+          decode: (inputPath, dir, signal) => tools.decoder.decode(inputPath, dir, signal),
+          transcribe: (request, audio, signal) => provider.transcribe(models[request.model] ?? request.model, request, audio, signal),
+        },
+      };
+    }
     return {
+      ...(transcription ? { transcription } : {}),
       provider,
       price: (m) => upstream.prices[m],
       describe,
@@ -79,7 +102,11 @@ export function enginesFor(config: Config, backend: ChatBackend): Engines {
     // Moderation is free on either engine (the reference's moderations cost nothing either).
     .register('moderation', MODERATION_MODELS, backend.moderation ?? createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
     // Decisions are paid on input (SPEC): the answer tokens cost nothing.
-    .register('decisions', DECISION_MODELS, backend.decisions ?? createOfflineDecisions(), () => ({ inputPerMTok: config.decisionPriceInputPerMTok, outputPerMTok: 0 }));
+    .register('decisions', DECISION_MODELS, backend.decisions ?? createOfflineDecisions(), () => ({ inputPerMTok: config.decisionPriceInputPerMTok, outputPerMTok: 0 }))
+    // Transcriptions are paid per minute of audio (TRANSCRIPTION_PRICE_PER_MINUTE; an upstream's table per model).
+    .register('transcription', TRANSCRIPTION_MODELS, backend.transcription?.provider ?? createOfflineTranscription(config.transcription), (m) =>
+      transcriptionPrice(backend.transcription?.pricesPerMinute[m] ?? config.transcription.pricePerMinute),
+    );
   for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);
   return engines.check();
 }

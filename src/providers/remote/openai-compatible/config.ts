@@ -3,7 +3,7 @@
 // A bad value throws an Error naming the variable, so start-up can print it and exit.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DECISION_MODELS, type ChatModel } from '../../../contract/models.ts';
+import { DECISION_MODELS, TRANSCRIPTION_MODELS, type ChatModel } from '../../../contract/models.ts';
 import type { Price } from '../../../credits/pricing.ts';
 
 export interface UpstreamConfig {
@@ -31,6 +31,12 @@ export interface UpstreamConfig {
   decisions: 'upstream' | 'offline';
   /** Upstream chat model name behind each decision model id (an id not named runs under its own name). */
   decisionModels: Record<string, string>;
+  /** `upstream`: /v1/audio/transcriptions and /translations go to the upstream's /audio/*; `offline` (default): the built-in engine. */
+  transcription: 'upstream' | 'offline';
+  /** Upstream model name behind each transcription model id (agent-transcribe: whisper-1; an id not named runs under its own name). */
+  transcriptionModels: Record<string, string>;
+  /** USD per minute of audio by transcription model id on the upstream (an id not named pays TRANSCRIPTION_PRICE_PER_MINUTE). */
+  transcriptionPrices: Record<string, number>;
 }
 
 // One row per setting: the environment name and the config-file key.
@@ -52,6 +58,9 @@ const KEYS = {
   moderation: 'UPSTREAM_MODERATION',
   decisions: 'UPSTREAM_DECISIONS',
   decisionModels: 'UPSTREAM_DECISION_MODELS',
+  transcription: 'UPSTREAM_TRANSCRIPTION',
+  transcriptionModels: 'UPSTREAM_TRANSCRIPTION_MODELS',
+  transcriptionPrices: 'UPSTREAM_TRANSCRIPTION_PRICES',
 } as const;
 type Key = keyof typeof KEYS;
 
@@ -138,6 +147,13 @@ const FIELDS = {
       z.record(z.string(), name, { error: 'must be a JSON object of decision model ids to upstream model names' }),
     )
     .refine((m) => Object.keys(m).every((k) => (DECISION_MODELS as readonly string[]).includes(k)), `keys must be decision model ids (${DECISION_MODELS.join(', ')})`),
+  transcription: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  transcriptionModels: z
+    .preprocess(fromJson, z.record(z.string(), name, { error: 'must be a JSON object of transcription model ids to upstream model names' }))
+    .refine((m) => Object.keys(m).every((k) => (TRANSCRIPTION_MODELS as readonly string[]).includes(k)), `keys must be transcription model ids (${TRANSCRIPTION_MODELS.join(', ')})`),
+  transcriptionPrices: z
+    .preprocess(fromJson, z.record(z.string(), price, { error: 'must be a JSON object of transcription model ids to USD per minute' }))
+    .refine((m) => Object.keys(m).every((k) => (TRANSCRIPTION_MODELS as readonly string[]).includes(k)), `keys must be transcription model ids (${TRANSCRIPTION_MODELS.join(', ')})`),
 } satisfies Record<Key, z.ZodType>;
 
 type Parsed = { [K in Key]?: z.output<(typeof FIELDS)[K]> };
@@ -239,6 +255,9 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     moderation: p.moderation ?? 'offline',
     decisions: p.decisions ?? 'offline',
     decisionModels: p.decisionModels ?? {},
+    transcription: p.transcription ?? 'offline',
+    transcriptionModels: p.transcriptionModels ?? {},
+    transcriptionPrices: p.transcriptionPrices ?? {},
   } as UpstreamConfig;
   Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
   Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });

@@ -8,10 +8,12 @@
 // Every other failure ends the stream with an `error` part holding a ProviderError.
 import type { SecretScrubber } from '../../../secrets.ts';
 import type { ChatProvider, ChatRequest, CompletionRequest, DecisionProvider, DecisionRequest, EmbeddingProvider, ModerationProvider, StreamPart } from '../../types.ts';
+import type { DecodedAudio, TranscriptionRequest, TranscriptionResult } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
 import { upstreamDecide } from './decisions.ts';
+import { upstreamTranscribe } from './transcriptions.ts';
 import { upstreamEmbed } from './embeddings.ts';
 import { upstreamModerate } from './moderations.ts';
 import type { Tell, UpstreamJsonDeps } from './json-call.ts';
@@ -34,6 +36,8 @@ export type ProviderOptions = Partial<TransportOptions> & {
 export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingProvider, 'embed'>, Pick<ModerationProvider, 'moderate'> {
   /** Answers decision questions on the upstream chat model `upstreamModel` (decisions.ts). */
   decide(upstreamModel: string, request: DecisionRequest, signal: AbortSignal): ReturnType<DecisionProvider['decide']>;
+  /** A transcription or translation on the upstream model `upstreamModel` (transcriptions.ts). */
+  transcribe(upstreamModel: string, request: TranscriptionRequest, audio: DecodedAudio, signal: AbortSignal): Promise<TranscriptionResult>;
   /** Asks the upstream for its model list (GET {base}/models); rejects with a short reason when it is not answering. */
   probe(timeoutMs: number): Promise<void>;
 }
@@ -192,6 +196,9 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     },
     decide(upstreamModel, request, signal) {
       return upstreamDecide(jsonDeps, upstreamModel, request, signal);
+    },
+    transcribe(upstreamModel, request, audio, signal) {
+      return upstreamTranscribe(jsonDeps, upstreamModel, request, audio, signal);
     },
     probe(timeoutMs: number) {
       return probeUpstream(target, transport.dispatcher, timeoutMs);
