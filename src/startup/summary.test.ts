@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadUpstreamConfig } from '../providers/remote/openai-compatible/config.ts';
-import { describeAdmin, describeContainers, describeDatabase, describeEngine, summaryLine } from './summary.ts';
+import { describeAdmin, describeContainers, describeDatabase, describeEngine, describeTranscription, summaryLine } from './summary.ts';
 
 test('engine: offline, or the upstream URL (no query, no key) and the models behind agent and agent-think', () => {
   assert.equal(describeEngine(undefined), 'offline');
@@ -41,4 +41,11 @@ test('containers: on with the root (and why there when it moved), or off with wh
     'on (root /var/lib/agent-api/sandbox-1: /root/x/data/containers is not reachable)',
   );
   assert.equal(describeContainers({ available: false, reason: 'bubblewrap (bwrap) is not installed: install the bubblewrap package' }), 'off (bubblewrap (bwrap) is not installed: install the bubblewrap package)');
+});
+
+test('transcription: the engine, or off with what to install', () => {
+  assert.equal(describeTranscription({ available: true, describe: 'offline (pocketsphinx en-US, English only)' }), 'offline (pocketsphinx en-US, English only)');
+  const off = describeTranscription({ available: false, reason: 'pocketsphinx_continuous is not installed: install the Debian packages pocketsphinx and pocketsphinx-en-us: apt-get install pocketsphinx pocketsphinx-en-us' });
+  assert.match(off, /^off \(pocketsphinx_continuous is not installed: .*apt-get install pocketsphinx pocketsphinx-en-us\)$/);
+  assert.match(summaryLine({ url: 'u', engine: 'offline', database: 'd', admin: 'on', containers: 'on', transcription: off }), / \| transcription: off \(pocketsphinx_continuous/);
 });

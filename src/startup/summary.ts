@@ -36,13 +36,21 @@ export function describeContainers(status: SandboxStatus): string {
   return status.root ? `on (root ${status.root}${status.note ? `: ${status.note}` : ''})` : 'on';
 }
 
+/** Transcriptions: the engine that runs them, or off with why and what to install (each request is then a 503 saying the same). */
+export function describeTranscription(status: { available: true; describe: string } | { available: false; reason: string }): string {
+  return status.available ? status.describe : `off (${status.reason})`;
+}
+
 export interface Summary {
   url: string;
   engine: string;
   database: string;
   admin: string;
   containers: string;
+  /** Transcriptions and translations (describeTranscription). */
+  transcription?: string;
 }
 
 export const summaryLine = (s: Summary): string =>
-  `agent-api serving ${s.url} | engine: ${s.engine} | database: ${s.database} | admin API: ${s.admin} | containers: ${s.containers}`;
+  `agent-api serving ${s.url} | engine: ${s.engine} | database: ${s.database} | admin API: ${s.admin} | containers: ${s.containers}` +
+  (s.transcription ? ` | transcription: ${s.transcription}` : '');

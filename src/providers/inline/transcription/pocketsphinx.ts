@@ -11,7 +11,7 @@ import { ProgramFailure, runProgram, type ProgramQueue } from './programs.ts';
 
 /** Where pocketsphinx-en-us puts the acoustic model (the program's compiled-in default). */
 export const EN_US_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us/en-us';
-export const INSTALL_HINT = 'install the Debian packages pocketsphinx and pocketsphinx-en-us (apt-get install pocketsphinx pocketsphinx-en-us)';
+export const INSTALL_HINT = 'install the Debian packages pocketsphinx and pocketsphinx-en-us: apt-get install pocketsphinx pocketsphinx-en-us';
 
 /** A pause within an utterance at least this long starts a new segment. */
 const PAUSE_SECONDS = 0.35;
