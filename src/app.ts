@@ -56,6 +56,7 @@ import { embeddingsBatchEndpoint } from './api/embeddings/embeddings-call.ts';
 import { moderationsRoutes } from './api/moderations/routes.ts';
 import { decisionsRoutes } from './api/decisions/routes.ts';
 import { speechRoutes } from './api/audio/speech-routes.ts';
+import { transcriptionRoutes } from './api/audio/transcription-routes.ts';
 import { moderationsBatchEndpoint } from './api/moderations/moderations-call.ts';
 import { embeddingsRoutes } from './api/embeddings/routes.ts';
 import { StoredFiles } from './api/files/stored-files.ts';
@@ -237,6 +238,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   moderationsRoutes(router);
   decisionsRoutes(router);
   speechRoutes(router);
+  transcriptionRoutes(router);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
   batchEndpoints.register(chatBatchEndpoint(services, stored, tools));

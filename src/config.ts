@@ -101,6 +101,12 @@ const envSchema = z.object({
   SPEECH_PRICE_PER_MCHAR: priceFrom(15),
   SPEECH_PRICE_PER_MCHAR_HD: priceFrom(30),
   AGENT_API_SPEECH_WORKERS: intFrom(0, 0),
+  // Transcriptions and translations (src/api/audio/transcription-*.ts).
+  TRANSCRIPTION_PRICE_PER_MINUTE: priceFrom(0.006),
+  AGENT_API_TRANSCRIPTION_CONCURRENCY: intFrom(2, 1),
+  AGENT_API_TRANSCRIPTION_QUEUE: intFrom(16, 0),
+  AGENT_API_TRANSCRIPTION_TIMEOUT_MS: intFrom(600_000, 1000),
+  AGENT_API_POCKETSPHINX: z.string().trim().min(1).default('pocketsphinx_continuous'),
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
@@ -186,6 +192,8 @@ export interface Config {
   decisionPriceInputPerMTok: number;
   /** /v1/audio/speech: USD per million input characters (`hd`: tts-1-hd and gpt-4o-tts), offline or upstream; its worker threads (0: one per spare core, at most 2). */
   speech: { pricePerMChar: number; pricePerMCharHd: number; workers: number };
+  /** Transcriptions and translations: USD per minute of audio (every model, unless the upstream's table names it), and the offline engine's programs. */
+  transcription: { pricePerMinute: number; concurrency: number; queue: number; timeoutMs: number; pocketsphinx: string };
   /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
   publicBaseUrl: string | undefined;
 }
@@ -260,6 +268,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     decisionPriceInputPerMTok: e.DECISION_PRICE_INPUT_PER_MTOK,
     speech: { pricePerMChar: e.SPEECH_PRICE_PER_MCHAR, pricePerMCharHd: e.SPEECH_PRICE_PER_MCHAR_HD, workers: e.AGENT_API_SPEECH_WORKERS },
+    transcription: {
+      pricePerMinute: e.TRANSCRIPTION_PRICE_PER_MINUTE,
+      concurrency: e.AGENT_API_TRANSCRIPTION_CONCURRENCY,
+      queue: e.AGENT_API_TRANSCRIPTION_QUEUE,
+      timeoutMs: e.AGENT_API_TRANSCRIPTION_TIMEOUT_MS,
+      pocketsphinx: e.AGENT_API_POCKETSPHINX,
+    },
     embeddingPrices: {
       'text-embedding-3-small': e.EMBEDDING_PRICE_PER_MTOK_3_SMALL,
       'text-embedding-3-large': e.EMBEDDING_PRICE_PER_MTOK_3_LARGE,

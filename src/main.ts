@@ -12,7 +12,7 @@ import { hasStoredAdminToken } from './keys/admin-tokens.ts';
 import { loadUpstreamConfig, type UpstreamConfig } from './providers/remote/openai-compatible/config.ts';
 import { databaseError, listenError, startupErrorLine } from './startup/errors.ts';
 import { checkStorage } from './startup/preflight.ts';
-import { describeAdmin, describeContainers, describeDatabase, describeEngine, describeSpeech, summaryLine } from './startup/summary.ts';
+import { describeAdmin, describeContainers, describeDatabase, describeEngine, describeSpeech, describeTranscription, summaryLine } from './startup/summary.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     admin: describeAdmin(await app.services.adminTokens.source(), config.adminToken !== undefined && (await hasStoredAdminToken(app.services.store.db))),
     containers: describeContainers(await containers),
     speech: describeSpeech(upstream, app.services.engines.for('speech', 'agent-voice')),
+    transcription: describeTranscription(app.services.engines.for('transcription', 'agent-transcribe').status()),
   };
   app.http.log.info({ ...summary, address }, summaryLine(summary));
   const banner = firstRunBanner(created, address);

@@ -91,6 +91,8 @@ export function schemasExtract(text: string): Json {
   const all = spec.components.schemas as Json;
   const roots = Object.keys(all).filter((k) => /^Response[A-Za-z]*Event$/.test(k) && all[k].properties?.type?.enum);
   roots.push('Response', 'ResponseStreamEvent', 'CreateModerationResponse');
+  // Transcriptions and translations (src/api/audio/transcription.test.ts).
+  roots.push('CreateTranscriptionResponseJson', 'CreateTranscriptionResponseVerboseJson', 'CreateTranslationResponseJson', 'CreateTranslationResponseVerboseJson');
   const picked: Json = {};
   const visit = (name: string) => {
     if (picked[name] || !all[name]) return;

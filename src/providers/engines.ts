@@ -3,9 +3,9 @@
 // price of each, and a call finds its engine by capability and model id. Configuration
 // decides who registers (providers/index.ts): the offline engines by default, an
 // upstream where one is configured for that capability; a model id can have its own.
-import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODEL_SPECS, EMBEDDING_MODELS, MODERATION_MODELS, SPEECH_MODELS } from '../contract/models.ts';
+import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODEL_SPECS, EMBEDDING_MODELS, MODERATION_MODELS, SPEECH_MODELS, TRANSCRIPTION_MODELS } from '../contract/models.ts';
 import type { Price } from '../credits/pricing.ts';
-import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider, SpeechProvider } from './types.ts';
+import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider, SpeechProvider, TranscriptionProvider } from './types.ts';
 
 /** What each capability's engine is. A capability joins here with its interface. */
 export interface EngineKinds {
@@ -15,6 +15,8 @@ export interface EngineKinds {
   decisions: DecisionProvider;
   /** Its price's `inputPerMTok` is per million input characters (speech is paid on characters, as the reference's tts-1). */
   speech: SpeechProvider;
+  /** Transcriptions and translations (one engine does both). */
+  transcription: TranscriptionProvider;
 }
 export type Capability = keyof EngineKinds;
 
@@ -25,6 +27,7 @@ export const MODELS_BY_CAPABILITY: { readonly [C in Capability]: readonly string
   moderation: MODERATION_MODELS,
   decisions: DECISION_MODELS,
   speech: SPEECH_MODELS,
+  transcription: TRANSCRIPTION_MODELS,
 };
 
 interface Entry<C extends Capability> {
@@ -80,3 +83,10 @@ export const embeddingPrice = (prices: Readonly<Record<string, number>>) => (mod
   inputPerMTok: prices[EMBEDDING_MODEL_SPECS[model as keyof typeof EMBEDDING_MODEL_SPECS].runs] ?? 0,
   outputPerMTok: 0,
 });
+
+/**
+ * A transcription model's price: audio is paid per minute, and a Run reserves and settles
+ * in Price units, so a transcription's "input tokens" are seconds of audio and this is
+ * USD per million seconds.
+ */
+export const transcriptionPrice = (usdPerMinute: number): Price => ({ inputPerMTok: (usdPerMinute / 60) * 1_000_000, outputPerMTok: 0 });

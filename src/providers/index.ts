@@ -15,6 +15,11 @@ import { embeddingPrice, Engines } from './engines.ts';
 import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider, SpeechProvider } from './types.ts';
 import { createOfflineSpeech } from './inline/speech/offline-speech.ts';
 import { upstreamSpeechModel } from './remote/openai-compatible/speech.ts';
+import { transcriptionPrice } from './engines.ts';
+import { TRANSCRIPTION_MODELS } from '../contract/models.ts';
+import { createOfflineTranscription, createTranscriptionTools } from './inline/transcription/offline-transcription.ts';
+import { DEFAULT_TRANSCRIPTION_MODELS } from './remote/openai-compatible/transcriptions.ts';
+import type { TranscriptionProvider } from './types.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
 
 export interface ChatBackend {
@@ -35,6 +40,8 @@ export interface ChatBackend {
   decisions?: DecisionProvider;
   /** /v1/audio/speech: the upstream's /audio/speech (absent: the offline engine). */
   speech?: SpeechProvider;
+  /** /v1/audio/transcriptions and /translations: the upstream's /audio/* (absent: the offline engine), with its prices per minute by model id. */
+  transcription?: { provider: TranscriptionProvider; pricesPerMinute: Record<string, number> };
 }
 
 /** Speech models at the HD price (SPEECH_PRICE_PER_MCHAR_HD). */
@@ -62,7 +69,23 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
         : undefined;
     const speech: SpeechProvider | undefined =
       upstream.speech === 'upstream' ? { name: 'openai-compatible', speak: (r, s) => provider.speak(upstreamSpeechModel(upstream.speechModels, r.model), r, s) } : undefined;
+    // Transcriptions: the upstream's /audio/* when UPSTREAM_TRANSCRIPTION=upstream; the upload is decoded here all the same (its duration bounds and sets the charge).
+    let transcription: ChatBackend['transcription'];
+    if (upstream.transcription === 'upstream') {
+      const tools = createTranscriptionTools(config.transcription);
+      const models = { ...DEFAULT_TRANSCRIPTION_MODELS, ...upstream.transcriptionModels };
+      transcription = {
+        pricesPerMinute: upstream.transcriptionPrices,
+        provider: {
+          name: 'openai-compatible',
+          status: () => (tools.decoder.missing ? { available: false, reason: tools.decoder.missing } : { available: true, describe: `upstream ${host}` }),
+          decode: (inputPath, dir, signal) => tools.decoder.decode(inputPath, dir, signal),
+          transcribe: (request, audio, signal) => provider.transcribe(models[request.model] ?? request.model, request, audio, signal),
+        },
+      };
+    }
     return {
+      ...(transcription ? { transcription } : {}),
       provider,
       price: (m) => upstream.prices[m],
       describe,
@@ -89,7 +112,11 @@ export function enginesFor(config: Config, backend: ChatBackend): Engines {
     // Moderation is free on either engine (the reference's moderations cost nothing either).
     .register('moderation', MODERATION_MODELS, backend.moderation ?? createOfflineModeration({ imageWorkers: config.imageModerationWorkers }), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
     // Decisions are paid on input (SPEC): the answer tokens cost nothing.
-    .register('decisions', DECISION_MODELS, backend.decisions ?? createOfflineDecisions(), () => ({ inputPerMTok: config.decisionPriceInputPerMTok, outputPerMTok: 0 }));
+    .register('decisions', DECISION_MODELS, backend.decisions ?? createOfflineDecisions(), () => ({ inputPerMTok: config.decisionPriceInputPerMTok, outputPerMTok: 0 }))
+    // Transcriptions are paid per minute of audio (TRANSCRIPTION_PRICE_PER_MINUTE; an upstream's table per model).
+    .register('transcription', TRANSCRIPTION_MODELS, backend.transcription?.provider ?? createOfflineTranscription(config.transcription), (m) =>
+      transcriptionPrice(backend.transcription?.pricesPerMinute[m] ?? config.transcription.pricePerMinute),
+    );
   // Speech is paid per input character (the reference's tts-1 is), the HD models at their own price.
   const speechPrice = (m: string) => ({ inputPerMTok: HD_SPEECH_MODELS.has(m) ? config.speech.pricePerMCharHd : config.speech.pricePerMChar, outputPerMTok: 0 });
   engines.register('speech', SPEECH_MODELS, backend.speech ?? createOfflineSpeech(config.speech.workers > 0 ? { workers: config.speech.workers } : {}), speechPrice);

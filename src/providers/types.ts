@@ -340,3 +340,73 @@ export interface SpeechProvider {
   /** Releases what the engine holds (its workers, an upstream pool); called at shutdown. */
   close?(): Promise<void>;
 }
+
+// --- Transcription (speech to text) -------------------------------------------
+
+/** The upload decoded to 16 kHz mono 16-bit PCM (ffmpeg), in the call's private temp directory. */
+export interface DecodedAudio {
+  /** The upload as sent (a private copy). */
+  inputPath: string;
+  /** Raw s16le, 16 kHz, mono. */
+  pcmPath: string;
+  /** Its duration, measured from the decoded samples. */
+  seconds: number;
+}
+
+/** One transcription or translation as the contract checked it. */
+export interface TranscriptionRequest {
+  task: 'transcribe' | 'translate';
+  /** Our model id. */
+  model: string;
+  /** The upload's name and type as sent (forwarded upstream; never trusted). */
+  filename: string;
+  contentType: string;
+  /** ISO-639-1, lower case (transcriptions only). */
+  language?: string;
+  prompt?: string;
+  temperature?: number;
+  responseFormat: 'json' | 'text' | 'srt' | 'verbose_json' | 'vtt';
+  /** As sent (absent: not sent). */
+  timestampGranularities?: ('word' | 'segment')[];
+  requestId?: string;
+}
+
+export interface RecognizedWord {
+  word: string;
+  start: number;
+  end: number;
+  /** The recognizer's posterior, 0 to 1. */
+  confidence: number;
+}
+
+/** A stretch of speech between pauses. */
+export interface RecognizedSegment {
+  start: number;
+  end: number;
+  words: RecognizedWord[];
+}
+
+/**
+ * What an engine heard: segments of words with times (the offline engine: the service
+ * formats every response_format itself), or the upstream's answer as it came, in the
+ * format the client asked for (JSON parsed, text formats as text).
+ */
+export type TranscriptionResult =
+  | { kind: 'segments'; language: string; segments: RecognizedSegment[] }
+  | { kind: 'json'; body: Record<string, unknown> }
+  | { kind: 'text'; text: string };
+
+export interface TranscriptionProvider {
+  readonly name: string;
+  /** Whether it can run here; when not, why and what to install (the start-up line and each request's 503). */
+  status(): { available: true; describe: string } | { available: false; reason: string };
+  /** Languages it recognizes (ISO-639-1); undefined: any. */
+  readonly languages?: readonly string[];
+  /**
+   * Decodes the upload (ffmpeg, judging the format by content) into `dir`: a 400 naming
+   * `file` when it is not audio ffmpeg can read.
+   */
+  decode(inputPath: string, dir: string, signal: AbortSignal): Promise<DecodedAudio>;
+  transcribe(request: TranscriptionRequest, audio: DecodedAudio, signal: AbortSignal): Promise<TranscriptionResult>;
+  close?(): Promise<void>;
+}

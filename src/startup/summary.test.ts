@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadUpstreamConfig } from '../providers/remote/openai-compatible/config.ts';
-import { describeAdmin, describeContainers, describeDatabase, describeEngine, describeSpeech, summaryLine } from './summary.ts';
+import { describeAdmin, describeContainers, describeDatabase, describeEngine, describeSpeech, describeTranscription, summaryLine } from './summary.ts';
 
 test('engine: offline, or the upstream URL (no query, no key) and the models behind agent and agent-think', () => {
   assert.equal(describeEngine(undefined), 'offline');
@@ -53,4 +53,11 @@ test('speech: offline, upstream with its model mapping, or off naming what to in
     summaryLine({ url: 'http://127.0.0.1:8080/v1', engine: 'offline', database: 'sqlite /d/a.sqlite', admin: 'on', containers: 'on', speech: 'offline (Flite)' }),
     'agent-api serving http://127.0.0.1:8080/v1 | engine: offline | database: sqlite /d/a.sqlite | admin API: on | containers: on | speech: offline (Flite)',
   );
+});
+
+test('transcription: the engine, or off with what to install', () => {
+  assert.equal(describeTranscription({ available: true, describe: 'offline (pocketsphinx en-US, English only)' }), 'offline (pocketsphinx en-US, English only)');
+  const off = describeTranscription({ available: false, reason: 'pocketsphinx_continuous is not installed: install the Debian packages pocketsphinx and pocketsphinx-en-us: apt-get install pocketsphinx pocketsphinx-en-us' });
+  assert.match(off, /^off \(pocketsphinx_continuous is not installed: .*apt-get install pocketsphinx pocketsphinx-en-us\)$/);
+  assert.match(summaryLine({ url: 'u', engine: 'offline', database: 'd', admin: 'on', containers: 'on', transcription: off }), / \| transcription: off \(pocketsphinx_continuous/);
 });

@@ -46,6 +46,11 @@ export function describeSpeech(upstream: UpstreamConfig | undefined, engine: { m
   return engine.missing ? `off (${engine.missing})` : 'offline (Flite)';
 }
 
+/** Transcriptions: the engine that runs them, or off with why and what to install (each request is then a 503 saying the same). */
+export function describeTranscription(status: { available: true; describe: string } | { available: false; reason: string }): string {
+  return status.available ? status.describe : `off (${status.reason})`;
+}
+
 export interface Summary {
   url: string;
   engine: string;
@@ -53,8 +58,11 @@ export interface Summary {
   admin: string;
   containers: string;
   speech?: string;
+  /** Transcriptions and translations (describeTranscription). */
+  transcription?: string;
 }
 
 export const summaryLine = (s: Summary): string =>
   `agent-api serving ${s.url} | engine: ${s.engine} | database: ${s.database} | admin API: ${s.admin} | containers: ${s.containers}` +
-  (s.speech ? ` | speech: ${s.speech}` : '');
+  (s.speech ? ` | speech: ${s.speech}` : '') +
+  (s.transcription ? ` | transcription: ${s.transcription}` : '');

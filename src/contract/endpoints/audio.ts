@@ -81,7 +81,14 @@ export const translationVerboseSchema = z
   })
   .meta({ id: 'CreateTranslationResponseVerboseJson' });
 
-const TEXT_FORMATS = 'text, srt and vtt answer text/plain';
+const TEXT_FORMATS = 'text, srt and vtt answer text/plain, with the credits used in the X-Service-Credits header';
+
+// What the offline engine is (providers/inline/transcription/), said plainly wherever the endpoints are published.
+const OFFLINE_STT_NOTES = [
+  'Offline engine (the default): PocketSphinx en-US after ffmpeg decoding; English only (another language is a 400 naming language); measured here about 35% word error rate on read speech, against about 5 to 8% for the smallest Whisper model. For real use configure an upstream (UPSTREAM_TRANSCRIPTION=upstream: OpenAI, LocalAI, a speaches/faster-whisper server, vLLM).',
+  'Charged per started second of audio at the model price per minute (TRANSCRIPTION_PRICE_PER_MINUTE, default $0.006), reserved once the upload is decoded and before recognition; audio up to 2 hours.',
+  'The file format is judged by content (ffmpeg probes it); a file that is not audio is a 400 naming file.',
+];
 
 // --- Endpoints ------------------------------------------------------------
 
@@ -134,12 +141,12 @@ export const createTranscription = defineEndpoint({
       file: fileUpload(AUDIO_FILE_NOTE, { maxBytes: 25 * MB }),
       model: modelField(TRANSCRIPTION_MODELS),
       language: applied(z.string().regex(/^[a-z]{2}$/i, 'language is an ISO-639-1 code such as en'), 'ISO-639-1 code of the audio'),
-      prompt: applied(z.string(), 'guides style or continues a previous segment'),
+      prompt: applied(z.string(), 'guides style or continues a previous segment (an upstream engine; the offline engine does not use it)'),
       response_format: applied(z.enum(['json', 'text', 'srt', 'verbose_json', 'vtt']).default('json'), `default json; ${TEXT_FORMATS}`),
-      temperature: applied(temperatureSchema, '0 to 1'),
+      temperature: applied(temperatureSchema, '0 to 1 (an upstream engine; the offline engine is deterministic and reports it in segments)'),
       timestamp_granularities: applied(
         z.union([z.enum(['word', 'segment']), z.array(z.enum(['word', 'segment'])).min(1)]),
-        'word and/or segment (repeat the form field `timestamp_granularities[]`); with response_format verbose_json',
+        'word and/or segment (repeat the form field `timestamp_granularities[]`); both give words and segments; with response_format verbose_json (default segment)',
       ),
       stream: limited(['false'], 'the transcription comes back whole, not as events'),
       chunking_strategy: refused('chunking and voice activity detection settings are not offered'),
@@ -155,7 +162,7 @@ export const createTranscription = defineEndpoint({
     description: `json answers {text}; verbose_json adds language, duration, segments and words; ${TEXT_FORMATS}`,
   },
   billable: true,
-  notes: ['audio upload up to 25 MB', 'temperature is 0 to 1'],
+  notes: ['audio upload up to 25 MB', 'temperature is 0 to 1', ...OFFLINE_STT_NOTES],
 });
 
 export const createTranslation = defineEndpoint({
@@ -171,9 +178,9 @@ export const createTranslation = defineEndpoint({
     fields: {
       file: fileUpload(AUDIO_FILE_NOTE, { maxBytes: 25 * MB }),
       model: modelField(TRANSLATION_MODELS, 'Whisper and GPT-4o transcription models'),
-      prompt: applied(z.string(), 'guides style; should be in English'),
-      response_format: applied(z.enum(['json', 'text', 'verbose_json']).default('json'), 'json, text or verbose_json (default json); text answers text/plain'),
-      temperature: applied(temperatureSchema, '0 to 1'),
+      prompt: applied(z.string(), 'guides style; should be in English (an upstream engine; the offline engine does not use it)'),
+      response_format: applied(z.enum(['json', 'text', 'verbose_json']).default('json'), 'json, text or verbose_json (default json); text answers text/plain, with the credits used in the X-Service-Credits header'),
+      temperature: applied(temperatureSchema, '0 to 1 (an upstream engine; the offline engine is deterministic and reports it in segments)'),
     },
   },
   response: {
@@ -181,7 +188,7 @@ export const createTranslation = defineEndpoint({
     description: 'json answers {text}; verbose_json adds language, duration and segments; text answers text/plain',
   },
   billable: true,
-  notes: ['audio upload up to 25 MB', 'temperature is 0 to 1'],
+  notes: ['audio upload up to 25 MB', 'temperature is 0 to 1', 'offline: English audio passes through as its transcription', ...OFFLINE_STT_NOTES],
 });
 
 export const audioEndpoints = [createSpeech, createTranscription, createTranslation];

@@ -3,7 +3,7 @@
 // A bad value throws an Error naming the variable, so start-up can print it and exit.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DECISION_MODELS, SPEECH_MODELS, type ChatModel } from '../../../contract/models.ts';
+import { DECISION_MODELS, SPEECH_MODELS, TRANSCRIPTION_MODELS, type ChatModel } from '../../../contract/models.ts';
 import type { Price } from '../../../credits/pricing.ts';
 
 export interface UpstreamConfig {
@@ -35,6 +35,12 @@ export interface UpstreamConfig {
   speech: 'upstream' | 'offline';
   /** Upstream model name behind each speech model id (agent-voice runs tts-1, the others their own names, unless named here). */
   speechModels: Record<string, string>;
+  /** `upstream`: /v1/audio/transcriptions and /translations go to the upstream's /audio/*; `offline` (default): the built-in engine. */
+  transcription: 'upstream' | 'offline';
+  /** Upstream model name behind each transcription model id (agent-transcribe: whisper-1; an id not named runs under its own name). */
+  transcriptionModels: Record<string, string>;
+  /** USD per minute of audio by transcription model id on the upstream (an id not named pays TRANSCRIPTION_PRICE_PER_MINUTE). */
+  transcriptionPrices: Record<string, number>;
 }
 
 // One row per setting: the environment name and the config-file key.
@@ -58,6 +64,9 @@ const KEYS = {
   decisionModels: 'UPSTREAM_DECISION_MODELS',
   speech: 'UPSTREAM_SPEECH',
   speechModels: 'UPSTREAM_SPEECH_MODELS',
+  transcription: 'UPSTREAM_TRANSCRIPTION',
+  transcriptionModels: 'UPSTREAM_TRANSCRIPTION_MODELS',
+  transcriptionPrices: 'UPSTREAM_TRANSCRIPTION_PRICES',
 } as const;
 type Key = keyof typeof KEYS;
 
@@ -148,6 +157,13 @@ const FIELDS = {
   speechModels: z
     .preprocess(fromJson, z.record(z.string(), name, { error: 'must be a JSON object of speech model ids to upstream model names' }))
     .refine((m) => Object.keys(m).every((k) => (SPEECH_MODELS as readonly string[]).includes(k)), `keys must be speech model ids (${SPEECH_MODELS.join(', ')})`),
+  transcription: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  transcriptionModels: z
+    .preprocess(fromJson, z.record(z.string(), name, { error: 'must be a JSON object of transcription model ids to upstream model names' }))
+    .refine((m) => Object.keys(m).every((k) => (TRANSCRIPTION_MODELS as readonly string[]).includes(k)), `keys must be transcription model ids (${TRANSCRIPTION_MODELS.join(', ')})`),
+  transcriptionPrices: z
+    .preprocess(fromJson, z.record(z.string(), price, { error: 'must be a JSON object of transcription model ids to USD per minute' }))
+    .refine((m) => Object.keys(m).every((k) => (TRANSCRIPTION_MODELS as readonly string[]).includes(k)), `keys must be transcription model ids (${TRANSCRIPTION_MODELS.join(', ')})`),
 } satisfies Record<Key, z.ZodType>;
 
 type Parsed = { [K in Key]?: z.output<(typeof FIELDS)[K]> };
@@ -251,6 +267,9 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     decisionModels: p.decisionModels ?? {},
     speech: p.speech ?? 'offline',
     speechModels: p.speechModels ?? {},
+    transcription: p.transcription ?? 'offline',
+    transcriptionModels: p.transcriptionModels ?? {},
+    transcriptionPrices: p.transcriptionPrices ?? {},
   } as UpstreamConfig;
   Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
   Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });

@@ -8,10 +8,12 @@
 // Every other failure ends the stream with an `error` part holding a ProviderError.
 import type { SecretScrubber } from '../../../secrets.ts';
 import type { ChatProvider, ChatRequest, CompletionRequest, DecisionProvider, DecisionRequest, EmbeddingProvider, ModerationProvider, SpeechAudio, SpeechRequest, StreamPart } from '../../types.ts';
+import type { DecodedAudio, TranscriptionRequest, TranscriptionResult } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
 import { upstreamDecide } from './decisions.ts';
+import { upstreamTranscribe } from './transcriptions.ts';
 import { upstreamEmbed } from './embeddings.ts';
 import { upstreamModerate } from './moderations.ts';
 import { upstreamSpeak } from './speech.ts';
@@ -37,6 +39,8 @@ export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingPr
   decide(upstreamModel: string, request: DecisionRequest, signal: AbortSignal): ReturnType<DecisionProvider['decide']>;
   /** Reads text aloud on the upstream's /audio/speech, model `upstreamModel` (speech.ts). */
   speak(upstreamModel: string, request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio>;
+  /** A transcription or translation on the upstream model `upstreamModel` (transcriptions.ts). */
+  transcribe(upstreamModel: string, request: TranscriptionRequest, audio: DecodedAudio, signal: AbortSignal): Promise<TranscriptionResult>;
   /** Asks the upstream for its model list (GET {base}/models); rejects with a short reason when it is not answering. */
   probe(timeoutMs: number): Promise<void>;
 }
@@ -198,6 +202,9 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     },
     speak(upstreamModel, request, signal) {
       return upstreamSpeak(jsonDeps, upstreamModel, request, signal);
+    },
+    transcribe(upstreamModel, request, audio, signal) {
+      return upstreamTranscribe(jsonDeps, upstreamModel, request, audio, signal);
     },
     probe(timeoutMs: number) {
       return probeUpstream(target, transport.dispatcher, timeoutMs);

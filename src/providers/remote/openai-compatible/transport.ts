@@ -29,6 +29,14 @@ export function newUpstreamPool(): Agent {
   return new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
 }
 
+/** A body that is not JSON (a multipart form for /audio/*), sent as these bytes under this content type. */
+export class RawBody {
+  constructor(
+    readonly bytes: Buffer,
+    readonly contentType: string,
+  ) {}
+}
+
 export interface OpenedStream {
   contentType: string;
   /** The body's first (non-empty) chunk; the rest come from UpstreamCall.read(). */
@@ -159,11 +167,12 @@ export class UpstreamCall {
    * timeout applies.
    */
   async open(path: string, body: unknown, streamed = true): Promise<OpenedStream> {
-    const payload = JSON.stringify(body);
+    const payload = body instanceof RawBody ? body.bytes : JSON.stringify(body);
+    const headers = body instanceof RawBody ? { ...this.target.headers, 'content-type': body.contentType } : this.target.headers;
     for (let attempt = 0; ; attempt++) {
       this.clientSignal.throwIfAborted();
       try {
-        return await this.tryOnce(path, payload, streamed);
+        return await this.tryOnce(path, payload, streamed, headers);
       } catch (err) {
         clearTimeout(this.firstByteTimer);
         const failure = this.explain(err);
@@ -197,7 +206,7 @@ export class UpstreamCall {
     });
   }
 
-  private async tryOnce(path: string, payload: string, streamed: boolean): Promise<OpenedStream> {
+  private async tryOnce(path: string, payload: string | Buffer, streamed: boolean, headers: Record<string, string>): Promise<OpenedStream> {
     if (streamed) {
       this.firstByteTimer = setTimeout(() => {
         this.expired ??= 'first-byte';
@@ -209,7 +218,7 @@ export class UpstreamCall {
       origin: this.target.origin,
       path: this.target.basePath + path,
       method: 'POST',
-      headers: this.target.headers,
+      headers,
       body: payload,
       signal: this.abort,
     });
