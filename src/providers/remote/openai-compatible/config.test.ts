@@ -57,6 +57,11 @@ describe('loadUpstreamConfig', () => {
       moderation: 'offline',
       decisions: 'offline',
       decisionModels: {},
+      speech: 'offline',
+      speechModels: {},
+      transcription: 'offline',
+      transcriptionModels: {},
+      transcriptionPrices: {},
     });
     assert.equal(config.apiKey, undefined);
     assert.deepEqual(config.headers, {});
