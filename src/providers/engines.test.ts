@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../config.ts';
-import { CHAT_MODELS, DECISION_MODELS, MODERATION_MODELS } from '../contract/models.ts';
+import { CHAT_MODELS, DECISION_MODELS, MODERATION_MODELS, SPEECH_MODELS } from '../contract/models.ts';
 import { createOfflineDecisions } from './inline/decision/offline-decisions.ts';
 import { createOfflineModeration } from './inline/moderation/offline-moderation.ts';
 import { Engines } from './engines.ts';
@@ -24,12 +24,13 @@ test('an engine per capability and model id, with its price; a model can have it
     .register('embeddings', ['agent-embed', 'agent-embed-large', 'text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002'], createLexicalEmbeddings(), () => ({ inputPerMTok: 0.02, outputPerMTok: 0 }))
     .register('moderation', MODERATION_MODELS, createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
     .register('decisions', DECISION_MODELS, createOfflineDecisions(), () => ({ inputPerMTok: 0.5, outputPerMTok: 0 }))
+    .register('speech', SPEECH_MODELS, { name: 'speech', speak: () => Promise.reject(new Error('not here')) }, () => ({ inputPerMTok: 15, outputPerMTok: 0 }))
     .check();
   assert.equal(engines.for('chat', 'agent'), offline);
   assert.equal(engines.for('chat', 'agent-think'), upstream);
   assert.deepEqual(engines.price('chat', 'agent-think'), { inputPerMTok: 3, outputPerMTok: 15 });
   assert.equal(engines.for('embeddings', 'agent-embed').name, 'lexical');
-  assert.deepEqual(new Set(engines.all().map((e) => (e as { name: string }).name)), new Set(['offline', 'upstream', 'lexical']));
+  assert.deepEqual(new Set(engines.all().map((e) => (e as { name: string }).name)), new Set(['offline', 'upstream', 'lexical', 'speech']));
   assert.equal(engines.for('moderation', 'agent-moderation').name, 'offline');
   assert.equal(engines.for('decisions', 'gpt-6-luna').readsImages, false);
   assert.throws(() => engines.for('chat', 'agent-embed'), /no chat engine serves the model agent-embed/);

@@ -57,6 +57,8 @@ describe('loadUpstreamConfig', () => {
       moderation: 'offline',
       decisions: 'offline',
       decisionModels: {},
+      speech: 'offline',
+      speechModels: {},
     });
     assert.equal(config.apiKey, undefined);
     assert.deepEqual(config.headers, {});
