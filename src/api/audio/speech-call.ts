@@ -13,7 +13,7 @@ import type { createSpeech } from '../../contract/endpoints/audio.ts';
 import type { BodyOf } from '../../contract/types.ts';
 import { microCreditsFor, usdFor } from '../../credits/pricing.ts';
 import { Run, type InputEstimate } from '../../credits/run.ts';
-import { serviceUnavailable } from '../../errors.ts';
+import { invalidRequest, serviceUnavailable } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { Call } from '../../pipeline/call.ts';
 import type { SpeechAudio, SpeechFormat, SpeechProvider } from '../../providers/types.ts';
@@ -42,6 +42,7 @@ export async function createSpeechAudio(services: Services, call: Call, body: Sp
   const provider: SpeechProvider = services.engines.for('speech', model);
   if (provider.missing) throw serviceUnavailable(`Speech is not available on this server: ${provider.missing}.`);
   const input = body.input!;
+  if (input.trim() === '') throw invalidRequest('The input has nothing to read aloud: send some text.', 'input');
   const format = (body.response_format ?? 'mp3') as SpeechFormat;
   const price = services.engines.price('speech', model);
   const run = await Run.open(services, call, { key, price, input: new CharacterEstimate(input.length), maxOutputTokens: 0 });

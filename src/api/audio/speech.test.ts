@@ -171,6 +171,7 @@ describe('offline engine', { timeout: 600_000 }, () => {
   test('limits, limited and refused fields: 400 naming the field, with a request id', async () => {
     await refused(client.audio.speech.create({ model: 'tts-1', input: 'x'.repeat(4097), voice: 'alloy' }), 400, 'input');
     await refused(client.audio.speech.create({ model: 'tts-1', input: '', voice: 'alloy' }), 400, 'input');
+    await refused(client.audio.speech.create({ model: 'tts-1', input: ' \n ', voice: 'alloy' }), 400, 'input');
     await refused(client.audio.speech.create({ model: 'tts-1', input: SHORT, voice: 'alloy', speed: 0.2 }), 400, 'speed');
     await refused(client.audio.speech.create({ model: 'tts-1', input: SHORT, voice: 'alloy', speed: 4.5 }), 400, 'speed');
     for (const format of ['opus', 'aac', 'flac'] as const) {
