@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../config.ts';
 import { CHAT_MODELS, DECISION_MODELS, MODERATION_MODELS, SPEECH_MODELS, TRANSCRIPTION_MODELS } from '../contract/models.ts';
+import { createOfflineTranscription } from './inline/transcription/offline-transcription.ts';
+import { transcriptionPrice } from './engines.ts';
 import { createOfflineDecisions } from './inline/decision/offline-decisions.ts';
 import { createOfflineModeration } from './inline/moderation/offline-moderation.ts';
 import { Engines } from './engines.ts';
@@ -25,21 +27,19 @@ test('an engine per capability and model id, with its price; a model can have it
     .register('moderation', MODERATION_MODELS, createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
     .register('decisions', DECISION_MODELS, createOfflineDecisions(), () => ({ inputPerMTok: 0.5, outputPerMTok: 0 }))
     .register('speech', SPEECH_MODELS, { name: 'speech', speak: () => Promise.reject(new Error('not here')) }, () => ({ inputPerMTok: 15, outputPerMTok: 0 }))
-    .register(
-      'transcription',
-      TRANSCRIPTION_MODELS,
-      { name: 'transcription', status: () => ({ available: false, reason: 'not here' }), decode: () => Promise.reject(new Error('not here')), transcribe: () => Promise.reject(new Error('not here')) },
-      () => ({ inputPerMTok: 0, outputPerMTok: 0 }),
-    )
+    .register('transcription', TRANSCRIPTION_MODELS, createOfflineTranscription({ concurrency: 1, queue: 1, timeoutMs: 1000, pocketsphinx: 'pocketsphinx_continuous' }), () => transcriptionPrice(0.006))
     .check();
   assert.equal(engines.for('chat', 'agent'), offline);
   assert.equal(engines.for('chat', 'agent-think'), upstream);
   assert.deepEqual(engines.price('chat', 'agent-think'), { inputPerMTok: 3, outputPerMTok: 15 });
   assert.equal(engines.for('embeddings', 'agent-embed').name, 'lexical');
-  assert.deepEqual(new Set(engines.all().map((e) => (e as { name: string }).name)), new Set(['offline', 'upstream', 'lexical', 'speech', 'transcription']));
+  assert.deepEqual(new Set(engines.all().map((e) => (e as { name: string }).name)), new Set(['offline', 'upstream', 'lexical', 'speech']));
   assert.equal(engines.for('moderation', 'agent-moderation').name, 'offline');
   assert.equal(engines.for('decisions', 'gpt-6-luna').readsImages, false);
   assert.throws(() => engines.for('chat', 'agent-embed'), /no chat engine serves the model agent-embed/);
+  // Per minute of audio, as USD per million seconds: 60 s cost the minute's price.
+  assert.equal(engines.for('transcription', 'whisper-1').name, 'offline');
+  assert.ok(Math.abs((60 * engines.price('transcription', 'whisper-1').inputPerMTok) / 1e6 - 0.006) < 1e-12);
 });
 
 test('a capability with a model id nobody serves stops start-up', () => {

