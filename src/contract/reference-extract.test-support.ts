@@ -90,7 +90,7 @@ export function schemasExtract(text: string): Json {
   const spec = JSON.parse(text) as Json;
   const all = spec.components.schemas as Json;
   const roots = Object.keys(all).filter((k) => /^Response[A-Za-z]*Event$/.test(k) && all[k].properties?.type?.enum);
-  roots.push('Response', 'ResponseStreamEvent', 'CreateModerationResponse');
+  roots.push('Response', 'ResponseStreamEvent', 'CreateModerationResponse', 'ImagesResponse');
   const picked: Json = {};
   const visit = (name: string) => {
     if (picked[name] || !all[name]) return;
