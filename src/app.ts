@@ -54,6 +54,7 @@ import { chatBatchEndpoint } from './api/chat/chat-call.ts';
 import { completionBatchEndpoint } from './api/completions/completion-call.ts';
 import { embeddingsBatchEndpoint } from './api/embeddings/embeddings-call.ts';
 import { moderationsRoutes } from './api/moderations/routes.ts';
+import { imagesRoutes } from './api/images/routes.ts';
 import { moderationsBatchEndpoint } from './api/moderations/moderations-call.ts';
 import { embeddingsRoutes } from './api/embeddings/routes.ts';
 import { StoredFiles } from './api/files/stored-files.ts';
@@ -233,6 +234,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   conversationsRoutes(router, conversations);
   embeddingsRoutes(router);
   moderationsRoutes(router);
+  // Images (Image generation switch): offline renderer or the upstream's /images/*.
+  imagesRoutes(router);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
   batchEndpoints.register(chatBatchEndpoint(services, stored, tools));

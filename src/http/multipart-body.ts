@@ -141,6 +141,10 @@ class FormReader {
   }
 
   private onFile(name: string, stream: Readable, filename: string, contentType: string): void {
+    // Every file stream gets a listener before anything else: busboy emits a part's
+    // failure (a body cut inside it) on its stream, and an 'error' nobody listens to
+    // throws out of the event loop and ends the process. A dropped part has no other.
+    stream.on('error', (err) => this.fail(err));
     const listed = name.endsWith('[]') ? this.table.uploads.get(name.slice(0, -2)) : undefined;
     if (listed?.many) return this.onManyFile(name.slice(0, -2), listed.many.maxFiles, listed.maxBytes, stream, filename, contentType);
     const limit = this.table.uploads.get(name);

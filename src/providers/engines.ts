@@ -5,13 +5,17 @@
 // upstream where one is configured for that capability; a model id can have its own.
 import { CHAT_MODELS, EMBEDDING_MODEL_SPECS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
 import type { Price } from '../credits/pricing.ts';
-import type { ChatProvider, EmbeddingProvider, ModerationProvider } from './types.ts';
+import type { ChatProvider, EmbeddingProvider, ImageProvider, ModerationProvider } from './types.ts';
+
+/** The one id the image engine registers under (api/images/ asks for it). */
+export const IMAGE_ENGINE = 'images';
 
 /** What each capability's engine is. A capability joins here with its interface. */
 export interface EngineKinds {
   chat: ChatProvider;
   embeddings: EmbeddingProvider;
   moderation: ModerationProvider;
+  images: ImageProvider;
 }
 export type Capability = keyof EngineKinds;
 
@@ -20,6 +24,8 @@ export const MODELS_BY_CAPABILITY: { readonly [C in Capability]: readonly string
   chat: CHAT_MODELS,
   embeddings: EMBEDDING_MODELS,
   moderation: MODERATION_MODELS,
+  // Images name no selectable model (`model` is without effect): one engine, under this id.
+  images: [IMAGE_ENGINE],
 };
 
 interface Entry<C extends Capability> {

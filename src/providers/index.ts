@@ -9,8 +9,9 @@ import { createOfflineEngine } from './inline/offline/index.ts';
 import type { Price } from '../credits/pricing.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig } from './remote/openai-compatible/index.ts';
 import { CHAT_MODELS, EMBEDDING_MODELS, MODERATION_MODELS } from '../contract/models.ts';
-import { embeddingPrice, Engines } from './engines.ts';
-import type { ChatProvider, EmbeddingProvider } from './types.ts';
+import { embeddingPrice, Engines, IMAGE_ENGINE } from './engines.ts';
+import { createOfflineImages } from './inline/images/offline-images.ts';
+import type { ChatProvider, EmbeddingProvider, ImageProvider } from './types.ts';
 import type { UpstreamObserver } from './upstream-observer.ts';
 
 export interface ChatBackend {
@@ -23,6 +24,8 @@ export interface ChatBackend {
   upstream?: { host: string; probe(timeoutMs: number): Promise<void> };
   /** /v1/embeddings: the upstream's /embeddings, or the built-in lexical embedder (absent: the built-in one). */
   embeddings?: EmbeddingProvider;
+  /** /v1/images/*: the upstream's /images/* (UPSTREAM_IMAGES=upstream; absent: the offline image engine). */
+  images?: ImageProvider;
   /** Chat models served by another engine than `provider` (an upstream's model named `offline` runs on the offline engine). */
   perModel?: Partial<Record<ChatModel, { provider: ChatProvider; price: Price }>>;
 }
@@ -42,7 +45,8 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
     const engine = offline.length > 0 ? createOfflineEngine() : undefined;
     const perModel = Object.fromEntries(offline.map((m) => [m, { provider: engine!, price: config.offlinePrices[m] }]));
     const describe = offline.length > 0 ? `${host} (${offline.join(', ')} offline)` : host;
-    return { provider, price: (m) => upstream.prices[m], describe, upstream: { host, probe: (ms) => provider.probe(ms) }, embeddings, perModel };
+    const images: ImageProvider | undefined = upstream.images === 'upstream' ? { name: 'openai-compatible', create: (r, s) => provider.image(r, s) } : undefined;
+    return { provider, price: (m) => upstream.prices[m], describe, upstream: { host, probe: (ms) => provider.probe(ms) }, embeddings, perModel, ...(images ? { images } : {}) };
   }
   return { provider: createOfflineEngine(), price: (m) => config.offlinePrices[m], describe: 'offline', embeddings: createLexicalEmbeddings() };
 }
@@ -58,6 +62,8 @@ export function enginesFor(config: Config, backend: ChatBackend): Engines {
     .register('embeddings', EMBEDDING_MODELS, backend.embeddings ?? createLexicalEmbeddings(), embeddingPrice(config.embeddingPrices))
     // Moderation offline, free (the reference's moderations cost nothing either); an upstream's /moderations is still to come.
     .register('moderation', MODERATION_MODELS, createOfflineModeration({ imageWorkers: config.imageModerationWorkers }), () => ({ inputPerMTok: 0, outputPerMTok: 0 }));
+  // Images: the upstream's when configured, else the offline engine; priced per image (api/images/ charges IMAGE_PRICE_*).
+  engines.register('images', [IMAGE_ENGINE], backend.images ?? createOfflineImages(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }));
   for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);
   return engines.check();
 }

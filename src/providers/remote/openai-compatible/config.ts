@@ -25,6 +25,10 @@ export interface UpstreamConfig {
   reasoningModels: string[];
   /** `upstream`: /v1/embeddings goes to the upstream's /embeddings; `offline`: the built-in embedder answers it. */
   embeddings: 'upstream' | 'offline';
+  /** `upstream`: /v1/images/* go to the upstream's /images/*; `offline` (default): the offline image engine answers them. */
+  images: 'upstream' | 'offline';
+  /** The upstream model name that makes images (`model` of the request is without effect). */
+  imageModel: string;
 }
 
 // One row per setting: the environment name and the config-file key.
@@ -43,6 +47,8 @@ const KEYS = {
   maxRetries: 'UPSTREAM_MAX_RETRIES',
   reasoningModels: 'UPSTREAM_REASONING_MODELS',
   embeddings: 'UPSTREAM_EMBEDDINGS',
+  images: 'UPSTREAM_IMAGES',
+  imageModel: 'UPSTREAM_IMAGE_MODEL',
 } as const;
 type Key = keyof typeof KEYS;
 
@@ -118,6 +124,8 @@ const FIELDS = {
   maxRetries: retries,
   reasoningModels: modelList,
   embeddings: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  images: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  imageModel: name,
 } satisfies Record<Key, z.ZodType>;
 
 type Parsed = { [K in Key]?: z.output<(typeof FIELDS)[K]> };
@@ -215,6 +223,8 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     // max_completion_tokens and reasoning_effort.
     reasoningModels: p.reasoningModels ?? [],
     embeddings: p.embeddings ?? 'upstream',
+    images: p.images ?? 'offline',
+    imageModel: p.imageModel ?? 'gpt-image-1',
   } as UpstreamConfig;
   Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
   Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });

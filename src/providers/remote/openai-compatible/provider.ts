@@ -7,11 +7,12 @@
 // reason). It never wraps an abort in ProviderError and never retries after one.
 // Every other failure ends the stream with an `error` part holding a ProviderError.
 import type { SecretScrubber } from '../../../secrets.ts';
-import type { ChatProvider, ChatRequest, CompletionRequest, EmbeddingProvider, StreamPart } from '../../types.ts';
+import type { ChatProvider, ChatRequest, CompletionRequest, EmbeddingProvider, ImageRequest, ImageResult, StreamPart } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
 import { upstreamEmbed, type Tell } from './embeddings.ts';
+import { upstreamImage } from './images.ts';
 import { answerError, errorInPayload, isRecord } from './errors.ts';
 import { toChatBody, toCompletionBody } from './request-mapping.ts';
 import { SseParser, type SseEvent } from './sse-parser.ts';
@@ -29,6 +30,8 @@ export type ProviderOptions = Partial<TransportOptions> & {
 };
 
 export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingProvider, 'embed'> {
+  /** One image from the upstream's /images/* (images.ts). */
+  image(request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
   /** Asks the upstream for its model list (GET {base}/models); rejects with a short reason when it is not answering. */
   probe(timeoutMs: number): Promise<void>;
 }
@@ -93,6 +96,14 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
   const tellEmbeddings: Tell = (call, model, requestId, startedAt, firstByteAt, finished, thrown) => {
     if (!observer) return;
     const report: UpstreamCallReport = { operation: 'embeddings', model, host, requestId, outcome: 'aborted', seconds: 0 };
+    if (firstByteAt !== undefined) report.firstByteSeconds = (firstByteAt - startedAt) / 1000;
+    tell(report, startedAt, call, finished, thrown);
+  };
+
+  /** The observer's report of one images call (images.ts makes the calls). */
+  const tellImages: Tell = (call, model, requestId, startedAt, firstByteAt, finished, thrown) => {
+    if (!observer) return;
+    const report: UpstreamCallReport = { operation: 'images', model, host, requestId, outcome: 'aborted', seconds: 0 };
     if (firstByteAt !== undefined) report.firstByteSeconds = (firstByteAt - startedAt) / 1000;
     tell(report, startedAt, call, finished, thrown);
   };
@@ -179,6 +190,9 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     },
     embed(request, signal) {
       return upstreamEmbed({ config, target, transport, tell: tellEmbeddings }, request, signal);
+    },
+    image(request, signal) {
+      return upstreamImage({ config, target, transport, tell: tellImages }, request, signal);
     },
     probe(timeoutMs: number) {
       return probeUpstream(target, transport.dispatcher, timeoutMs);

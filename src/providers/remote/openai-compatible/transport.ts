@@ -121,6 +121,14 @@ class CallAbort extends EventEmitter {
   }
 }
 
+/** A request body sent as it is, with its content type (a multipart form), instead of JSON. */
+export class RawBody {
+  constructor(
+    readonly bytes: Buffer,
+    readonly contentType: string,
+  ) {}
+}
+
 export class UpstreamCall {
   private readonly totalTimer: NodeJS.Timeout;
   private readonly deadline: number;
@@ -159,7 +167,8 @@ export class UpstreamCall {
    * timeout applies.
    */
   async open(path: string, body: unknown, streamed = true): Promise<OpenedStream> {
-    const payload = JSON.stringify(body);
+    // A RawBody (a multipart form: /images/edits, /images/variations) goes as its bytes, with its own content type.
+    const payload = body instanceof RawBody ? body : JSON.stringify(body);
     for (let attempt = 0; ; attempt++) {
       this.clientSignal.throwIfAborted();
       try {
@@ -197,7 +206,7 @@ export class UpstreamCall {
     });
   }
 
-  private async tryOnce(path: string, payload: string, streamed: boolean): Promise<OpenedStream> {
+  private async tryOnce(path: string, payload: string | RawBody, streamed: boolean): Promise<OpenedStream> {
     if (streamed) {
       this.firstByteTimer = setTimeout(() => {
         this.expired ??= 'first-byte';
@@ -209,8 +218,8 @@ export class UpstreamCall {
       origin: this.target.origin,
       path: this.target.basePath + path,
       method: 'POST',
-      headers: this.target.headers,
-      body: payload,
+      headers: payload instanceof RawBody ? { ...this.target.headers, 'content-type': payload.contentType } : this.target.headers,
+      body: payload instanceof RawBody ? payload.bytes : payload,
       signal: this.abort,
     });
 
