@@ -86,7 +86,7 @@ const WORD = /[a-z]+|\d+/g;
 export function readScene(prompt: string): Scene {
   const words = (prompt.toLowerCase().match(WORD) ?? []).slice(0, MAX_WORDS);
   const objects: SceneObject[] = [];
-  const byKind = new Map<ObjectKind, SceneObject>();
+  const byKind = new Map<string, SceneObject>();
   const loose: string[] = [];
   let setting: Setting | undefined;
   let background: string | undefined;
@@ -119,26 +119,33 @@ export function readScene(prompt: string): Scene {
       // "sun" in "sunset" never gets here (whole words); "stars at night" keeps both.
       const n = Math.max(1, Math.min(count ?? (PLURALS.has(w) ? 3 : 1), MAX_PER_KIND, MAX_OBJECTS - total));
       if (n > 0 && total < MAX_OBJECTS) {
-        const had = byKind.get(kind);
-        if (had && !colour) had.count = Math.min(MAX_PER_KIND, had.count + n);
+        // The same kind in the same colour (or none) again adds to it.
+        const had = byKind.get(`${kind} ${colour ?? ''}`);
+        if (had) had.count = Math.min(MAX_PER_KIND, had.count + n);
         else {
           const object: SceneObject = { kind, count: n, ...(colour ? { colour } : {}) };
           objects.push(object);
-          byKind.set(kind, object);
+          byKind.set(`${kind} ${colour ?? ''}`, object);
         }
         total += n;
       }
+      const last = byKind.get(`${kind} ${colour ?? ''}`);
       count = undefined;
       colour = undefined;
       // "... on the left" / "to the right" / "in the middle" right after it.
       const side = sideAt(words, i + 1);
-      if (side) objects[objects.length - 1]!.side = side;
+      if (side && last) last.side = side;
       continue;
     }
     const place = SETTING_WORDS[w];
     if (place && (setting === undefined || setting === 'day' || setting === 'field')) setting = place;
-    // A word that is neither keeps a pending number ("three small cats") but not across a sentence.
-    if (w === 'and' || w === 'with') count = undefined;
+    // A word that is neither keeps a pending number and colour ("three small red cats"), but
+    // "and" and "with" end them: "make it purple with three cats" recolours, the cats keep their own.
+    if (w === 'and' || w === 'with') {
+      count = undefined;
+      if (colour) loose.push(colour);
+      colour = undefined;
+    }
   }
   if (colour) loose.push(colour);
   return { setting: setting ?? 'day', objects, colours: loose, ...(background ? { background } : {}) };
