@@ -55,6 +55,7 @@ import { completionBatchEndpoint } from './api/completions/completion-call.ts';
 import { embeddingsBatchEndpoint } from './api/embeddings/embeddings-call.ts';
 import { moderationsRoutes } from './api/moderations/routes.ts';
 import { imagesRoutes } from './api/images/routes.ts';
+import { IMAGE_ENGINE } from './providers/engines.ts';
 import { moderationsBatchEndpoint } from './api/moderations/moderations-call.ts';
 import { embeddingsRoutes } from './api/embeddings/routes.ts';
 import { StoredFiles } from './api/files/stored-files.ts';
@@ -219,6 +220,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
   tools.provide({ vectorSearch: options.vectorSearch ?? vectorSearch, containers: containerRuntime });
+  // The image_generation tool: the image engine, priced per image as the endpoints.
+  tools.provide({ images: { engine: services.engines.for('images', IMAGE_ENGINE), priceUsd: (q, w, h) => (config.imagePrices[q] * w * h) / (1024 * 1024) } });
   const responses = {
     stored: new StoredResponses(store.db),
     tools,

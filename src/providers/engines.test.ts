@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import { loadConfig } from '../config.ts';
 import { CHAT_MODELS, MODERATION_MODELS } from '../contract/models.ts';
 import { createOfflineModeration } from './inline/moderation/offline-moderation.ts';
-import { Engines } from './engines.ts';
+import { createOfflineImages } from './inline/images/offline-images.ts';
+import { Engines, IMAGE_ENGINE } from './engines.ts';
 import { createChatBackend, enginesFor } from './index.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
 import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
@@ -22,6 +23,7 @@ test('an engine per capability and model id, with its price; a model can have it
     .register('chat', ['agent-think'], upstream, () => ({ inputPerMTok: 3, outputPerMTok: 15 }))
     .register('embeddings', ['agent-embed', 'agent-embed-large', 'text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002'], createLexicalEmbeddings(), () => ({ inputPerMTok: 0.02, outputPerMTok: 0 }))
     .register('moderation', MODERATION_MODELS, createOfflineModeration(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
+    .register('images', [IMAGE_ENGINE], createOfflineImages(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
     .check();
   assert.equal(engines.for('chat', 'agent'), offline);
   assert.equal(engines.for('chat', 'agent-think'), upstream);
@@ -29,6 +31,7 @@ test('an engine per capability and model id, with its price; a model can have it
   assert.equal(engines.for('embeddings', 'agent-embed').name, 'lexical');
   assert.deepEqual(new Set(engines.all().map((e) => (e as { name: string }).name)), new Set(['offline', 'upstream', 'lexical']));
   assert.equal(engines.for('moderation', 'agent-moderation').name, 'offline');
+  assert.equal(engines.for('images', IMAGE_ENGINE).name, 'offline');
   assert.throws(() => engines.for('chat', 'agent-embed'), /no chat engine serves the model agent-embed/);
 });
 

@@ -54,6 +54,8 @@ describe('loadUpstreamConfig', () => {
       maxRetries: 2,
       reasoningModels: [],
       embeddings: 'upstream',
+      images: 'offline',
+      imageModel: 'gpt-image-1',
     });
     assert.equal(config.apiKey, undefined);
     assert.deepEqual(config.headers, {});
