@@ -185,6 +185,11 @@ describe('edits', () => {
     // A PNG signature with nothing readable after it.
     const broken = await refusal(client.images.edit({ image: await toFile(Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(100)]), 'x.png'), prompt: 'a sun' }));
     assert.deepEqual([broken.status, broken.param], [400, 'image']);
+    // A JPEG cut short: its header reads, its pixels do not.
+    const noise = Buffer.alloc(300 * 200 * 3, 7).map((_, i) => (i * 2654435761) >>> 24);
+    const jpeg = await sharp(noise, { raw: { width: 300, height: 200, channels: 3 } }).jpeg().toBuffer();
+    const cut = await refusal(client.images.edit({ image: await toFile(jpeg.subarray(0, Math.floor(jpeg.length * 0.6)), 'cut.jpg'), prompt: 'a sun' }));
+    assert.deepEqual([cut.status, cut.param], [400, 'image']);
     // An SVG (libvips reads it; the endpoint does not).
     const svg = await refusal(client.images.edit({ image: await toFile(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'), 'x.svg'), prompt: 'a sun' }));
     assert.deepEqual([svg.status, svg.param], [400, 'image']);
