@@ -33,7 +33,7 @@ export interface CoverageExtract {
   /** The reference FileSearchTool's members (type excluded) and its ranking_options' members. */
   file_search_tool: { members: string[]; ranking_options: string[] };
   /** Members (type excluded) of the other hosted tools whose members are classified: MCPTool, WebSearchTool, WebSearchPreviewTool. */
-  hosted_tools: { mcp: string[]; web_search: string[]; web_search_preview: string[] };
+  hosted_tools: { mcp: string[]; web_search: string[]; web_search_preview: string[]; image_generation: string[] };
 }
 
 const METHODS = ['get', 'post', 'delete', 'patch', 'put'];
@@ -81,6 +81,7 @@ export function coverageExtract(text: string): CoverageExtract {
       mcp: members('MCPTool'),
       web_search: members('WebSearchTool'),
       web_search_preview: members('WebSearchPreviewTool'),
+      image_generation: members('ImageGenTool'),
     },
   };
 }
