@@ -57,6 +57,8 @@ import { moderationsRoutes } from './api/moderations/routes.ts';
 import { decisionsRoutes } from './api/decisions/routes.ts';
 import { speechRoutes } from './api/audio/speech-routes.ts';
 import { transcriptionRoutes } from './api/audio/transcription-routes.ts';
+import { imagesRoutes } from './api/images/routes.ts';
+import { IMAGE_ENGINE } from './providers/engines.ts';
 import { moderationsBatchEndpoint } from './api/moderations/moderations-call.ts';
 import { embeddingsRoutes } from './api/embeddings/routes.ts';
 import { StoredFiles } from './api/files/stored-files.ts';
@@ -221,6 +223,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const conversations = new Conversations(store.db);
   const compaction = new Compaction(await sealingKey(store.db, config.secret));
   tools.provide({ vectorSearch: options.vectorSearch ?? vectorSearch, containers: containerRuntime });
+  // The image_generation tool: the image engine, priced per image as the endpoints.
+  tools.provide({ images: { engine: services.engines.for('images', IMAGE_ENGINE), priceUsd: (q, w, h) => (config.imagePrices[q] * w * h) / (1024 * 1024) } });
   const responses = {
     stored: new StoredResponses(store.db),
     tools,
@@ -239,6 +243,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   decisionsRoutes(router);
   speechRoutes(router);
   transcriptionRoutes(router);
+  // Images (Image generation switch): offline renderer or the upstream's /images/*.
+  imagesRoutes(router);
   // Batches: the endpoints a line may name, and the job that runs a batch.
   const batchEndpoints = new BatchEndpoints();
   batchEndpoints.register(chatBatchEndpoint(services, stored, tools));

@@ -48,6 +48,11 @@ const envSchema = z.object({
   MODERATION_THRESHOLD: number().min(0).max(1).default(0.5),
   // A worker per spare core, at most 2 (one core is the event loop's), as the JSON parse pool.
   AGENT_API_IMAGE_MODERATION_WORKERS: intFrom(Math.max(1, Math.min(2, os.availableParallelism() - 1)), 1),
+  // Images: USD per image of 1024 x 1024 by quality (in proportion to the pixels), wherever it is made.
+  IMAGE_PRICE_STANDARD: priceFrom(0.04),
+  IMAGE_PRICE_HD: priceFrom(0.08),
+  IMAGE_PRICE_HIGH: priceFrom(0.17),
+  IMAGE_PRICE_MAX: priceFrom(0.25),
   MODERATION_THRESHOLDS: optionalString.refine((v) => v === undefined || parseThresholds(v) !== undefined, {
     message: `must be category=score pairs, comma-separated, each score 0 to 1, categories among ${MODERATION_CATEGORIES.join(', ')}`,
   }),
@@ -167,6 +172,8 @@ export interface Config {
   moderation: { threshold: number; thresholds: Record<string, number> };
   /** Worker threads that decode and classify images for the offline moderation engine, at most (started on the first image). */
   imageModerationWorkers: number;
+  /** Images: USD per image of 1024 x 1024 by quality, in proportion to the pixels (api/images/). */
+  imagePrices: { standard: number; hd: number; high: number; max: number };
   /** The agent loop's step cap and deadline (agent/agent-loop.ts): past either, the model answers with what it has. */
   agentLimits: { maxSteps: number; deadlineMs: number };
   accountConcurrency: number;
@@ -247,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agentLimits: { maxSteps: e.AGENT_API_AGENT_MAX_STEPS, deadlineMs: e.AGENT_API_AGENT_DEADLINE_MS },
     moderation: { threshold: e.MODERATION_THRESHOLD, thresholds: parseThresholds(e.MODERATION_THRESHOLDS ?? '') ?? {} },
     imageModerationWorkers: e.AGENT_API_IMAGE_MODERATION_WORKERS,
+    imagePrices: { standard: e.IMAGE_PRICE_STANDARD, hd: e.IMAGE_PRICE_HD, high: e.IMAGE_PRICE_HIGH, max: e.IMAGE_PRICE_MAX },
     trustedProxies: (e.AGENT_API_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

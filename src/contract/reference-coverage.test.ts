@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { compileTable } from './check.ts';
-import { FILE_SEARCH_TOOL_FIELDS, MCP_TOOL_FIELDS, WEB_SEARCH_PREVIEW_TOOL_FIELDS, WEB_SEARCH_TOOL_FIELDS } from './endpoints/responses-tools.ts';
+import { FILE_SEARCH_TOOL_FIELDS, IMAGE_GENERATION_TOOL_FIELDS, MCP_TOOL_FIELDS, WEB_SEARCH_PREVIEW_TOOL_FIELDS, WEB_SEARCH_TOOL_FIELDS } from './endpoints/responses-tools.ts';
 import {
   COVERAGE_FIXTURE,
   coverageExtract,
@@ -62,8 +62,8 @@ test('every member of the reference FileSearchTool and its RankingOptions is cla
   assert.equal(FILE_SEARCH_TOOL_FIELDS['ranking_options.hybrid_search'].category, 'refused');
 });
 
-test('every member of the reference MCPTool, WebSearchTool and WebSearchPreviewTool is classified in its table', () => {
-  const tables = { mcp: MCP_TOOL_FIELDS, web_search: WEB_SEARCH_TOOL_FIELDS, web_search_preview: WEB_SEARCH_PREVIEW_TOOL_FIELDS } as const;
+test('every member of the reference MCPTool, WebSearchTool, WebSearchPreviewTool and ImageGenTool is classified in its table', () => {
+  const tables = { mcp: MCP_TOOL_FIELDS, web_search: WEB_SEARCH_TOOL_FIELDS, web_search_preview: WEB_SEARCH_PREVIEW_TOOL_FIELDS, image_generation: IMAGE_GENERATION_TOOL_FIELDS } as const;
   for (const [tool, table] of Object.entries(tables)) {
     const members = extract.hosted_tools[tool as keyof typeof tables];
     assert.ok(members.length > 2, `the extract holds ${tool}`);

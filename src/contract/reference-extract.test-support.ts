@@ -33,7 +33,7 @@ export interface CoverageExtract {
   /** The reference FileSearchTool's members (type excluded) and its ranking_options' members. */
   file_search_tool: { members: string[]; ranking_options: string[] };
   /** Members (type excluded) of the other hosted tools whose members are classified: MCPTool, WebSearchTool, WebSearchPreviewTool. */
-  hosted_tools: { mcp: string[]; web_search: string[]; web_search_preview: string[] };
+  hosted_tools: { mcp: string[]; web_search: string[]; web_search_preview: string[]; image_generation: string[] };
 }
 
 const METHODS = ['get', 'post', 'delete', 'patch', 'put'];
@@ -81,6 +81,7 @@ export function coverageExtract(text: string): CoverageExtract {
       mcp: members('MCPTool'),
       web_search: members('WebSearchTool'),
       web_search_preview: members('WebSearchPreviewTool'),
+      image_generation: members('ImageGenTool'),
     },
   };
 }
@@ -90,7 +91,7 @@ export function schemasExtract(text: string): Json {
   const spec = JSON.parse(text) as Json;
   const all = spec.components.schemas as Json;
   const roots = Object.keys(all).filter((k) => /^Response[A-Za-z]*Event$/.test(k) && all[k].properties?.type?.enum);
-  roots.push('Response', 'ResponseStreamEvent', 'CreateModerationResponse');
+  roots.push('Response', 'ResponseStreamEvent', 'CreateModerationResponse', 'ImagesResponse');
   // Transcriptions and translations (src/api/audio/transcription.test.ts).
   roots.push('CreateTranscriptionResponseJson', 'CreateTranscriptionResponseVerboseJson', 'CreateTranslationResponseJson', 'CreateTranslationResponseVerboseJson');
   const picked: Json = {};

@@ -226,6 +226,9 @@ class FormReader {
 
   /** Stops reading, deletes whatever was stored, then refuses (once). */
   private fail(err: unknown): void {
+    // A part over its cap: the blob store's meter destroys the part's stream with it, and
+    // the put that metered it fails the form with the field's own error (naming it).
+    if (err instanceof BlobTooLarge) return;
     if (this.failed) return;
     this.failed = true;
     this.payload.unpipe(this.parser);

@@ -9,7 +9,8 @@ import { createOfflineTranscription } from './inline/transcription/offline-trans
 import { transcriptionPrice } from './engines.ts';
 import { createOfflineDecisions } from './inline/decision/offline-decisions.ts';
 import { createOfflineModeration } from './inline/moderation/offline-moderation.ts';
-import { Engines } from './engines.ts';
+import { createOfflineImages } from './inline/images/offline-images.ts';
+import { Engines, IMAGE_ENGINE } from './engines.ts';
 import { createChatBackend, enginesFor } from './index.ts';
 import { createOfflineEngine } from './inline/offline/index.ts';
 import { createLexicalEmbeddings } from './inline/lexical-embeddings.ts';
@@ -28,6 +29,7 @@ test('an engine per capability and model id, with its price; a model can have it
     .register('decisions', DECISION_MODELS, createOfflineDecisions(), () => ({ inputPerMTok: 0.5, outputPerMTok: 0 }))
     .register('speech', SPEECH_MODELS, { name: 'speech', speak: () => Promise.reject(new Error('not here')) }, () => ({ inputPerMTok: 15, outputPerMTok: 0 }))
     .register('transcription', TRANSCRIPTION_MODELS, createOfflineTranscription({ concurrency: 1, queue: 1, timeoutMs: 1000, pocketsphinx: 'pocketsphinx_continuous' }), () => transcriptionPrice(0.006))
+    .register('images', [IMAGE_ENGINE], createOfflineImages(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }))
     .check();
   assert.equal(engines.for('chat', 'agent'), offline);
   assert.equal(engines.for('chat', 'agent-think'), upstream);
@@ -36,6 +38,7 @@ test('an engine per capability and model id, with its price; a model can have it
   assert.deepEqual(new Set(engines.all().map((e) => (e as { name: string }).name)), new Set(['offline', 'upstream', 'lexical', 'speech']));
   assert.equal(engines.for('moderation', 'agent-moderation').name, 'offline');
   assert.equal(engines.for('decisions', 'gpt-6-luna').readsImages, false);
+  assert.equal(engines.for('images', IMAGE_ENGINE).name, 'offline');
   assert.throws(() => engines.for('chat', 'agent-embed'), /no chat engine serves the model agent-embed/);
   // Per minute of audio, as USD per million seconds: 60 s cost the minute's price.
   assert.equal(engines.for('transcription', 'whisper-1').name, 'offline');

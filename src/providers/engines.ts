@@ -5,7 +5,10 @@
 // upstream where one is configured for that capability; a model id can have its own.
 import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODEL_SPECS, EMBEDDING_MODELS, MODERATION_MODELS, SPEECH_MODELS, TRANSCRIPTION_MODELS } from '../contract/models.ts';
 import type { Price } from '../credits/pricing.ts';
-import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider, SpeechProvider, TranscriptionProvider } from './types.ts';
+import type { ChatProvider, DecisionProvider, EmbeddingProvider, ImageProvider, ModerationProvider, SpeechProvider, TranscriptionProvider } from './types.ts';
+
+/** The one id the image engine registers under (api/images/ asks for it). */
+export const IMAGE_ENGINE = 'images';
 
 /** What each capability's engine is. A capability joins here with its interface. */
 export interface EngineKinds {
@@ -17,6 +20,7 @@ export interface EngineKinds {
   speech: SpeechProvider;
   /** Transcriptions and translations (one engine does both). */
   transcription: TranscriptionProvider;
+  images: ImageProvider;
 }
 export type Capability = keyof EngineKinds;
 
@@ -28,6 +32,8 @@ export const MODELS_BY_CAPABILITY: { readonly [C in Capability]: readonly string
   decisions: DECISION_MODELS,
   speech: SPEECH_MODELS,
   transcription: TRANSCRIPTION_MODELS,
+  // Images name no selectable model (`model` is without effect): one engine, under this id.
+  images: [IMAGE_ENGINE],
 };
 
 interface Entry<C extends Capability> {

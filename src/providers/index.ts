@@ -11,8 +11,9 @@ import { createOfflineEngine } from './inline/offline/index.ts';
 import type { Price } from '../credits/pricing.ts';
 import { createOpenAICompatibleProvider, loadUpstreamConfig } from './remote/openai-compatible/index.ts';
 import { CHAT_MODELS, DECISION_MODELS, EMBEDDING_MODELS, MODERATION_MODELS, SPEECH_MODELS } from '../contract/models.ts';
-import { embeddingPrice, Engines } from './engines.ts';
-import type { ChatProvider, DecisionProvider, EmbeddingProvider, ModerationProvider, SpeechProvider } from './types.ts';
+import { embeddingPrice, Engines, IMAGE_ENGINE } from './engines.ts';
+import { createOfflineImages } from './inline/images/offline-images.ts';
+import type { ChatProvider, DecisionProvider, EmbeddingProvider, ImageProvider, ModerationProvider, SpeechProvider } from './types.ts';
 import { createOfflineSpeech } from './inline/speech/offline-speech.ts';
 import { upstreamSpeechModel } from './remote/openai-compatible/speech.ts';
 import { transcriptionPrice } from './engines.ts';
@@ -32,6 +33,8 @@ export interface ChatBackend {
   upstream?: { host: string; probe(timeoutMs: number): Promise<void> };
   /** /v1/embeddings: the upstream's /embeddings, or the built-in lexical embedder (absent: the built-in one). */
   embeddings?: EmbeddingProvider;
+  /** /v1/images/*: the upstream's /images/* (UPSTREAM_IMAGES=upstream; absent: the offline image engine). */
+  images?: ImageProvider;
   /** Chat models served by another engine than `provider` (an upstream's model named `offline` runs on the offline engine). */
   perModel?: Partial<Record<ChatModel, { provider: ChatProvider; price: Price }>>;
   /** /v1/moderations and the Moderate requests switch: the upstream's /moderations (absent: the offline engine). */
@@ -84,8 +87,10 @@ export function createChatBackend(config: Config, env: NodeJS.ProcessEnv = proce
         },
       };
     }
+    const images: ImageProvider | undefined = upstream.images === 'upstream' ? { name: 'openai-compatible', create: (r, s) => provider.image(r, s) } : undefined;
     return {
       ...(transcription ? { transcription } : {}),
+      ...(images ? { images } : {}),
       provider,
       price: (m) => upstream.prices[m],
       describe,
@@ -120,6 +125,8 @@ export function enginesFor(config: Config, backend: ChatBackend): Engines {
   // Speech is paid per input character (the reference's tts-1 is), the HD models at their own price.
   const speechPrice = (m: string) => ({ inputPerMTok: HD_SPEECH_MODELS.has(m) ? config.speech.pricePerMCharHd : config.speech.pricePerMChar, outputPerMTok: 0 });
   engines.register('speech', SPEECH_MODELS, backend.speech ?? createOfflineSpeech(config.speech.workers > 0 ? { workers: config.speech.workers } : {}), speechPrice);
+  // Images: the upstream's when configured, else the offline engine; priced per image (api/images/ charges IMAGE_PRICE_*).
+  engines.register('images', [IMAGE_ENGINE], backend.images ?? createOfflineImages(), () => ({ inputPerMTok: 0, outputPerMTok: 0 }));
   for (const [model, own] of Object.entries(backend.perModel ?? {})) engines.register('chat', [model], own.provider, () => own.price);
   return engines.check();
 }

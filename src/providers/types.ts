@@ -410,3 +410,44 @@ export interface TranscriptionProvider {
   transcribe(request: TranscriptionRequest, audio: DecodedAudio, signal: AbortSignal): Promise<TranscriptionResult>;
   close?(): Promise<void>;
 }
+
+// --- Images (POST /v1/images/*; the image_generation tool) ---
+
+export type ImageQuality = 'standard' | 'hd' | 'high' | 'max';
+export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
+
+/** An image request as the contract checked it (contract/endpoints/images.ts). */
+export interface ImageRequest {
+  operation: 'generation' | 'edit' | 'variation';
+  /** The prompt (generations and edits). */
+  prompt?: string;
+  /** The pixel size asked for, or `auto` (generations: 1024 x 1024; edits and variations: the input's, within the limits). */
+  size: { width: number; height: number } | 'auto';
+  quality: ImageQuality;
+  /** The uploaded image (edits and variations), its format judged from its bytes. */
+  image?: { bytes: Buffer; filename: string; format: ImageFormat; width: number; height: number };
+  /**
+   * The request's fields as the client sent them, but `model` and `response_format`
+   * (without effect here): what an upstream receives, with its own model.
+   */
+  fields: Record<string, string | number | boolean>;
+  requestId?: string;
+}
+
+export interface ImageResult {
+  /** base64 of the image's bytes, or the upstream's link to it. */
+  image: { b64: string } | { url: string };
+  /** The format of `b64` (absent when unknown, e.g. a link). */
+  format?: 'png' | 'jpeg' | 'webp';
+  width?: number;
+  height?: number;
+  revisedPrompt?: string;
+  /** Tokens as the engine counts them (the reference's ImageGenUsage). */
+  usage?: { inputTokens: number; outputTokens: number; textTokens: number; imageTokens: number };
+}
+
+/** Makes one image; rejects with a ProviderError when it fails and with `signal.reason` when the signal aborts. */
+export interface ImageProvider {
+  readonly name: string;
+  create(request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
+}

@@ -10,7 +10,7 @@
 export type UpstreamFailureKind = 'status' | 'timeout' | 'connection' | 'stream';
 
 export interface UpstreamCallReport {
-  operation: 'chat' | 'completion' | 'embeddings' | 'moderation' | 'decision' | 'speech' | 'transcription' | 'translation';
+  operation: 'chat' | 'completion' | 'embeddings' | 'moderation' | 'decision' | 'speech' | 'transcription' | 'translation' | 'images';
   /** The upstream model name. */
   model: string;
   /** The upstream's host (host:port), never the whole URL. */

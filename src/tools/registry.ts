@@ -22,6 +22,8 @@ import { fileSearchTool, type FileSearchConfig } from './file-search/file-search
 import { listMcpTools, type McpServer, type McpToolInfo } from './mcp/mcp-client.ts';
 import { mcpAgentTool, runMcpCall } from './mcp/mcp-tool.ts';
 import type { AgentTool, ToolOutput } from './types.ts';
+import { imageGenerationTool, type ImageToolConfig } from './images/image-generation-tool.ts';
+import type { ImageProvider, ImageQuality } from '../providers/types.ts';
 import type { SearchBackend, UserLocation } from './web-search/backends.ts';
 import { CANNOT_SEARCH, webTools, type ContextSize } from './web-search/web-tools.ts';
 
@@ -67,6 +69,8 @@ export interface ToolRegistryDeps {
   sandboxTimeoutMs: number;
   /** At most this many calls of each web tool in one request. */
   webMaxUses: number;
+  /** The image engine and its price per image (image_generation), where configured. */
+  images?: { engine: ImageProvider; priceUsd(quality: ImageQuality, width: number, height: number): number };
   /** Replaces the assistant's own tools (tests give a key tools of their own). */
   assistant?: (key: KeyRecord) => AgentTool[];
 }
@@ -84,7 +88,7 @@ export class ToolRegistry {
   constructor(private readonly deps: ToolRegistryDeps) {}
 
   /** The vector search and container runner, once the app has made them (after the chat routes). */
-  provide(more: Pick<ToolRegistryDeps, 'vectorSearch' | 'containers'>): void {
+  provide(more: Pick<ToolRegistryDeps, 'vectorSearch' | 'containers' | 'images'>): void {
     Object.assign(this.deps, more);
   }
 
@@ -104,11 +108,25 @@ export class ToolRegistry {
    * definitions and no loop. Nothing is said about search here: a model asked to look
    * something up without a search tool says it cannot.
    */
-  assistant(key: KeyRecord, mentionsUrl: boolean, log?: ContainerToolLog): ToolSet {
+  assistant(key: KeyRecord, mentionsUrl: boolean, log?: ContainerToolLog, opts: { asksForPicture?: boolean } = {}): ToolSet {
     if (!key.permissions[ASSISTANT_SWITCH]) return { tools: [], notes: [] };
     if (this.deps.assistant) return { tools: this.deps.assistant(key), notes: [] };
-    if (!this.deps.webSearch && !mentionsUrl) return { tools: [], notes: [] };
-    return { tools: this.web({ allowedDomains: [], contextSize: 'medium', externalWebAccess: true }, log).tools, notes: [] };
+    // Pictures: on a surface that shows them (Responses), for a key with the Image generation switch, when asked for one.
+    const images = opts.asksForPicture && key.permissions.image_generation && this.deps.images ? [this.imageGeneration({ size: 'auto', quality: 'standard', fields: {} })] : [];
+    if (!this.deps.webSearch && !mentionsUrl) return { tools: images, notes: [] };
+    return { tools: [...this.web({ allowedDomains: [], contextSize: 'medium', externalWebAccess: true }, log).tools, ...images], notes: [] };
+  }
+
+  /** The image_generation tool at a size and quality, its fee the price of one image there. */
+  imageGeneration(config: Omit<ImageToolConfig, 'feeUsd'>): AgentTool {
+    const { engine, priceUsd } = this.deps.images!;
+    const px = config.size === 'auto' ? { width: 1024, height: 1024 } : config.size;
+    return imageGenerationTool(engine, { ...config, feeUsd: priceUsd(config.quality, px.width, px.height) });
+  }
+
+  /** Whether images can be made here (the image_generation tool). */
+  get canDrawImages(): boolean {
+    return this.deps.images !== undefined;
   }
 
   /** The web tools: web_search with a backend (else the model is told it cannot search), open_page and find_in_page. */

@@ -26,6 +26,7 @@ const PREFIX: Record<string, string> = {
   file_search_call: 'fs_',
   code_interpreter_call: 'ci_',
   web_search_call: 'ws_',
+  image_generation_call: 'ig_',
   mcp_call: 'mcp_',
   mcp_list_tools: 'mcpl_',
   mcp_approval_request: 'mcpr_',

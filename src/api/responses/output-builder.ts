@@ -22,6 +22,7 @@ import { newCallId, newItemId, shownItem, type Item } from './items.ts';
 import { callItem, type ToolKind } from './tool-mapping.ts';
 import { itemEvents } from './replay.ts';
 import type { McpCallData } from '../../tools/mcp/mcp-tool.ts';
+import type { ImageCallData } from '../../tools/images/image-generation-tool.ts';
 
 export type StreamEvent = Record<string, unknown> & { type: string };
 
@@ -46,8 +47,8 @@ interface OpenHosted {
   item?: Item;
   index?: number;
 }
-type HostedKind = Extract<ToolKind, { kind: 'file_search' | 'code_interpreter' | 'container_shell' | 'web_search' | 'mcp' }>;
-const HOSTED = new Set(['file_search', 'code_interpreter', 'container_shell', 'web_search', 'mcp']);
+type HostedKind = Extract<ToolKind, { kind: 'file_search' | 'code_interpreter' | 'container_shell' | 'web_search' | 'mcp' | 'image_generation' }>;
+const HOSTED = new Set(['file_search', 'code_interpreter', 'container_shell', 'web_search', 'mcp', 'image_generation']);
 const isHosted = (k: ToolKind | undefined): k is HostedKind => k !== undefined && HOSTED.has(k.kind);
 
 /** Code streams in pieces of about this many characters (whole lines where they fit). */
@@ -269,6 +270,7 @@ export class OutputBuilder {
     else if (h.kind.kind === 'container_shell') this.openShell(h, h.kind.containerId, out);
     else if (h.kind.kind === 'web_search') this.openWebSearch(h, out);
     else if (h.kind.kind === 'mcp') this.openMcpCall(h, h.kind, out);
+    else if (h.kind.kind === 'image_generation') this.openImage(h, out);
     else this.openFileSearch(h, out);
   }
 
@@ -280,6 +282,7 @@ export class OutputBuilder {
     else if (h.kind.kind === 'container_shell') this.closeShell(h, data as ShellCallData | undefined, out);
     else if (h.kind.kind === 'web_search') this.closeWebSearch(h, data as WebCallData | undefined, out);
     else if (h.kind.kind === 'mcp') this.closeMcpCall(h, data as McpCallData | undefined, out);
+    else if (h.kind.kind === 'image_generation') this.closeImage(h, data as ImageCallData | undefined, out);
     else this.closeFileSearch(h, data as FileSearchData | undefined, out);
   }
 
@@ -411,6 +414,27 @@ export class OutputBuilder {
     const at = { output_index: h.index, item_id: item.id };
     if (item.status === 'completed') out.push({ type: 'response.mcp_call.completed', ...at });
     else if (item.status === 'failed') out.push({ type: 'response.mcp_call.failed', ...at });
+    out.push({ type: 'response.output_item.done', output_index: h.index, item: { ...item } });
+  }
+
+  /** An image is about to be made: its image_generation_call item opens, in progress, generating (no partial images). */
+  private openImage(h: OpenHosted, out: StreamEvent[]): void {
+    const item: Item = { id: newItemId('image_generation_call'), type: 'image_generation_call', status: 'in_progress', result: null };
+    h.item = item;
+    h.index = this.push(item);
+    const at = { output_index: h.index, item_id: item.id };
+    out.push({ type: 'response.output_item.added', output_index: h.index, item: { ...item } });
+    out.push({ type: 'response.image_generation_call.in_progress', ...at });
+    item.status = 'generating';
+    out.push({ type: 'response.image_generation_call.generating', ...at });
+  }
+
+  /** The image was made (its base64 the item's result), or it failed or the stream ended first. */
+  private closeImage(h: OpenHosted, data: ImageCallData | undefined, out: StreamEvent[]): void {
+    const item = h.item!;
+    item.status = data?.status ?? 'failed';
+    item.result = data?.result ?? null;
+    if (item.status === 'completed') out.push({ type: 'response.image_generation_call.completed', output_index: h.index, item_id: item.id });
     out.push({ type: 'response.output_item.done', output_index: h.index, item: { ...item } });
   }
 

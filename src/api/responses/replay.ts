@@ -80,6 +80,14 @@ export function itemEvents(item: Item, index: number): StreamEvent[] {
         { type: 'response.output_item.added', output_index: index, item },
         { type: 'response.output_item.done', output_index: index, item },
       ];
+    case 'image_generation_call':
+      return [
+        { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress', result: null } },
+        { type: 'response.image_generation_call.in_progress', ...at },
+        { type: 'response.image_generation_call.generating', ...at },
+        ...(item.status === 'completed' ? [{ type: 'response.image_generation_call.completed', ...at }] : []),
+        { type: 'response.output_item.done', output_index: index, item },
+      ];
     case 'web_search_call':
       return [
         { type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress' } },

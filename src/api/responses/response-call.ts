@@ -4,6 +4,9 @@
 // (credits reserved before any model runs) and starts the model; `finish` builds the
 // final object from the OutputBuilder, keeps it (store) and appends to the conversation
 // before the caller sees it, so a continuation works at once on any instance.
+import { asksForPicture, IMAGE_GENERATION_FUNCTION_NAME, type ImageToolConfig } from '../../tools/images/image-generation-tool.ts';
+import { parseSize } from '../../providers/inline/images/sizes.ts';
+import type { ImageQuality } from '../../providers/types.ts';
 import { fromMicro } from '../../accounts/money.ts';
 import type { createResponse } from '../../contract/endpoints/responses.ts';
 import type { ChatModel } from '../../contract/models.ts';
@@ -96,10 +99,24 @@ function unavailableTools(deps: ResponsesDeps): ReadonlySet<string> {
   const out = new Set<string>();
   if (!deps.vectorSearch) out.add('file_search');
   if (!deps.containers) for (const t of ['code_interpreter', 'shell']) out.add(t);
+  if (!deps.tools.canDrawImages) out.add('image_generation');
   return out;
 }
 
 const NO_TOOLS: ToolSet = { tools: [], notes: [] };
+
+type ImageToolSettings = Omit<ImageToolConfig, 'feeUsd'>;
+
+/** An image_generation tool entry's size and quality as the image endpoints take them (a size outside the limits is refused naming it). */
+function imageToolSettings({ tool, at }: { tool: Record<string, any>; at: string }): ImageToolSettings {
+  const size = parseSize(typeof tool.size === 'string' ? tool.size : undefined);
+  if (size === null) throw invalidRequest('size is auto or WIDTHxHEIGHT with each side 16 to 3840 pixels and at most 3840x2160\'s pixels.', `${at}.size`);
+  const quality: ImageQuality = tool.quality === 'high' ? 'high' : 'standard';
+  const fields: Record<string, string> = {};
+  if (typeof tool.size === 'string') fields.size = tool.size;
+  if (typeof tool.quality === 'string') fields.quality = tool.quality;
+  return { size, quality, fields };
+}
 
 /** The inputs of a request for moderation: the string, or each message item's text and images. */
 function inputTexts(raw: ResponseBody['input'], items: readonly Item[], files: ReadonlyMap<string, { dataUrl: string; text?: string }>): InputText[] {
@@ -219,6 +236,8 @@ export interface PreparedResponse {
   web: ToolSet | null;
   /** The request's remote MCP servers, settled. */
   mcp: McpPlan;
+  /** The request's image_generation tool's size and quality, checked. */
+  image?: ImageToolSettings;
   /** The tool message of each MCP approval request in the conversation (an approved one's filled in once its call has run). */
   approvals: Map<string, ChatMessage & { role: 'tool' }>;
   messages: ChatMessage[];
@@ -274,6 +293,7 @@ export async function prepareResponse(
   if (containers.shell) mapped.kinds.set(SHELL_FUNCTION_NAME, { kind: 'container_shell', containerId: containers.shell.id });
 
   const web = mapped.webSearch ? deps.tools.web(webSearchEntry(mapped.webSearch.tool)) : null;
+  const image = mapped.imageGeneration ? imageToolSettings(mapped.imageGeneration) : undefined;
   // Remote MCP servers: checked, listed (or the chain's listing reused), approvals checked, before the model runs.
   const mcp = mapped.mcp.length > 0 || input.some((i) => i.type === 'mcp_approval_response') ? await planMcp(deps.tools, mapped.mcp, earlier.items, input, signal(), listMcpTools) : NO_MCP;
   for (const [name, kind] of mcp.kinds) mapped.kinds.set(name, kind);
@@ -319,7 +339,7 @@ export async function prepareResponse(
       topLogprobs: includeLogprobs ? (body.top_logprobs ?? 0) : undefined,
     },
   );
-  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, web, mcp, approvals, messages, attachments: counter.attachments, includeLogprobs, request };
+  return { maxTokens, earlierItems: earlier.items, conversationId: earlier.conversationId, input, mapped, containers, web, mcp, ...(image ? { image } : {}), approvals, messages, attachments: counter.attachments, includeLogprobs, request };
 }
 
 export async function startResponse(services: Services, deps: ResponsesDeps, call: Call, body: ResponseBody, key: KeyRecord, opts: StartOptions = {}): Promise<StartedResponse> {
@@ -343,11 +363,14 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
     ...(containers.shell ? [tools.containerShell(containers.shell, call.log)] : []),
     ...(web?.tools ?? []),
     ...prepared.mcp.tools,
+    ...(prepared.image ? [tools.imageGeneration(prepared.image)] : []),
   ];
   // The assistant's own tools only when the model would not answer directly (client tools,
   // a format or logprobs, a key without agent tools) and the request brings no web tools of its own.
   const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || web !== null || mapped.mcp.length > 0;
-  const assistant = direct ? NO_TOOLS : tools.assistant(key, mentionsUrl(request.messages), call.log);
+  // Asked for a picture with no image_generation tool of its own: the assistant may draw one (SPEC item 7).
+  const assistant = direct ? NO_TOOLS : tools.assistant(key, mentionsUrl(request.messages), call.log, { asksForPicture: !prepared.image && asksForPicture(request.messages) });
+  if (assistant.tools.some((t) => t.definition.name === IMAGE_GENERATION_FUNCTION_NAME)) mapped.kinds.set(IMAGE_GENERATION_FUNCTION_NAME, { kind: 'image_generation' });
   // The assistant's web calls are web_search_call items like a requested web_search tool's.
   if (assistant.tools.length > 0) for (const name of WEB_FUNCTION_NAMES) if (!mapped.kinds.has(name)) mapped.kinds.set(name, { kind: 'web_search' });
   const serviceTools = [...hosted, ...assistant.tools];

@@ -18,6 +18,7 @@ import type { McpSpec } from './mcp-servers.ts';
 import { FILE_SEARCH_FUNCTION_NAME } from '../../tools/file-search/file-search-tool.ts';
 import { argumentsObject } from '../../tools/types.ts';
 import { WEB_FUNCTION_NAMES } from '../../tools/web-search/web-tools.ts';
+import { IMAGE_GENERATION_FUNCTION_NAME } from '../../tools/images/image-generation-tool.ts';
 import { newItemId, type Item } from './items.ts';
 
 export type ToolKind =
@@ -34,6 +35,8 @@ export type ToolKind =
   | { kind: 'container_shell'; containerId: string }
   /** A web call (web_search, open_page, find_in_page): a `web_search_call` item. */
   | { kind: 'web_search' }
+  /** The image_generation tool (a request's, or the assistant's own): an `image_generation_call` item. */
+  | { kind: 'image_generation' }
   /** A remote MCP tool that runs without approval: an `mcp_call` item. */
   | { kind: 'mcp'; serverLabel: string; name: string }
   /** A remote MCP tool that needs approval: its call ends the response as an `mcp_approval_request`. */
@@ -48,6 +51,8 @@ export interface MappedTools {
   webSearch?: { tool: RawTool; at: string };
   /** The request's file_search tool and where it is (`tools[2]`). */
   fileSearch?: { tool: RawTool; at: string };
+  /** The request's image_generation tool and where it is (`tools[3]`). */
+  imageGeneration?: { tool: RawTool; at: string };
   /** The request's code_interpreter and container shell tools. */
   containerTools: ContainerToolSpecs;
   /** The request's remote MCP servers (mcp-servers.ts settles them). */
@@ -154,6 +159,7 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
   const kinds = new Map<string, ToolKind>();
   let webSearch: MappedTools['webSearch'];
   let fileSearch: MappedTools['fileSearch'];
+  let imageGeneration: MappedTools['imageGeneration'];
   const containerTools: ContainerToolSpecs = {};
   const mcp: McpSpec[] = [];
   /** A hosted tool's function name, taken once. */
@@ -212,6 +218,15 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
       case 'mcp':
         mcp.push({ tool: t, at });
         break;
+      case 'image_generation':
+        // Limited members (the image endpoints' rows): one value each; another is refused naming it.
+        for (const [member, allowed] of [['background', 'auto'], ['moderation', 'auto'], ['partial_images', 0]] as const) {
+          if (t[member] !== undefined && t[member] !== null && t[member] !== allowed) throw unsupportedParameter(`${at}.${member}`, `The image_generation tool's ${member} takes only ${JSON.stringify(allowed)}.`);
+        }
+        if (t.action === 'edit') throw unsupportedParameter(`${at}.action`, 'The image_generation tool makes new images: action edit is not offered (use POST /v1/images/edits).');
+        hosted(IMAGE_GENERATION_FUNCTION_NAME, { kind: 'image_generation' }, at, 'image_generation');
+        imageGeneration = { tool: t, at };
+        break;
       default:
         // web search (its four type names): the registry's web tools, or a note that it cannot search.
         if (webSearch) throw invalidRequest('Send one web_search tool.', at);
@@ -219,7 +234,7 @@ export function mapTools(tools: readonly RawTool[] | null | undefined, choice: u
         webSearch = { tool: t, at };
     }
   });
-  return { functions, kinds, ...(webSearch ? { webSearch } : {}), ...(fileSearch ? { fileSearch } : {}), containerTools, mcp, ...mapChoice(choice, kinds) };
+  return { functions, kinds, ...(webSearch ? { webSearch } : {}), ...(fileSearch ? { fileSearch } : {}), ...(imageGeneration ? { imageGeneration } : {}), containerTools, mcp, ...mapChoice(choice, kinds) };
 }
 
 function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?: ToolChoice } {
@@ -234,7 +249,7 @@ function mapChoice(choice: unknown, kinds: Map<string, ToolKind>): { toolChoice?
     if (!name) throw invalidRequest(`The tool '${c.name}' named in tool_choice is not among the tools.`, 'tool_choice');
     return { toolChoice: { name } };
   }
-  const hosted: Record<string, string> = { shell: 'shell', code_interpreter: CODE_INTERPRETER_FUNCTION_NAME, apply_patch: 'apply_patch', computer: 'computer', computer_use: 'computer', computer_use_preview: 'computer', file_search: FILE_SEARCH_FUNCTION_NAME };
+  const hosted: Record<string, string> = { shell: 'shell', code_interpreter: CODE_INTERPRETER_FUNCTION_NAME, apply_patch: 'apply_patch', computer: 'computer', computer_use: 'computer', computer_use_preview: 'computer', file_search: FILE_SEARCH_FUNCTION_NAME, image_generation: IMAGE_GENERATION_FUNCTION_NAME };
   const name = hosted[c.type];
   // Any other hosted tool choice is treated as auto (SPEC).
   return name && kinds.has(name) ? { toolChoice: { name } } : kinds.size ? { toolChoice: 'auto' } : {};

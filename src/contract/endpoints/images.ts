@@ -3,14 +3,17 @@
 import { z } from 'zod';
 import { applied, fileUpload, limited, MB, noEffect, refused, svcSchema, userSchema } from '../fields.ts';
 import { defineEndpoint } from '../types.ts';
+import { MAX_SIDE, MIN_SIDE, parseSize } from '../../providers/inline/images/sizes.ts';
 import type { FieldTable } from '../types.ts';
 
 const promptSchema = z.string().min(1).max(4000, 'prompt is at most 4000 characters');
 const qualitySchema = z.enum(['standard', 'hd', 'high', 'max']).nullable();
-// The size picks the aspect ratio; the pixel size is the model's own.
+// The size sets the aspect ratio: the offline engine draws at exactly this size; an
+// upstream model may answer at its own size of that ratio.
 const sizeSchema = z
   .string()
   .regex(/^(auto|\d{2,5}x\d{2,5})$/, 'size is auto or WIDTHxHEIGHT, like 1024x1536')
+  .refine((s) => parseSize(s) !== null, `size is auto or WIDTHxHEIGHT with each side ${MIN_SIDE} to ${MAX_SIDE} pixels and at most 3840x2160's pixels`)
   .nullable();
 
 const IMAGE_FILE_NOTE = 'one PNG, JPEG, WebP or GIF image up to 8 MB';
@@ -21,7 +24,7 @@ const FORMAT_NOTE = 'the image comes back as b64_json, or as url when the model 
 const commonFields = {
   model: noEffect(NO_MODEL, z.string().nullable()),
   response_format: noEffect(FORMAT_NOTE, z.enum(['url', 'b64_json']).nullable()),
-  size: applied(sizeSchema, 'sets the aspect ratio'),
+  size: applied(sizeSchema, `sets the aspect ratio: WIDTHxHEIGHT (each side ${MIN_SIDE} to ${MAX_SIDE}, at most 3840x2160's pixels) or auto (1024x1024; an upload's own size for edits and variations); the offline engine draws at exactly this size`),
   user: applied(userSchema, 'kept in the activity log'),
 } as const satisfies FieldTable;
 

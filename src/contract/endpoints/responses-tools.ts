@@ -154,20 +154,27 @@ export const FILE_SEARCH_TOOL_FIELDS = {
 
 const fileSearchTool = memberSchema('file_search', FILE_SEARCH_TOOL_FIELDS, ['vector_store_ids']);
 
-const imageGenerationTool = z.looseObject({
-  type: z.literal('image_generation'),
-  model: z.string().optional(),
-  quality: z.enum(['low', 'medium', 'high', 'auto']).optional(),
-  size: z.string().optional(),
-  output_format: z.enum(['png', 'webp', 'jpeg']).optional(),
-  output_compression: z.number().int().min(0).max(100).optional(),
-  moderation: z.enum(['auto', 'low']).optional(),
-  background: z.enum(['transparent', 'opaque', 'auto']).optional(),
-  input_fidelity: z.enum(['high', 'low']).nullable().optional(),
-  input_image_mask: z.looseObject({ image_url: z.string().optional(), file_id: z.string().optional() }).optional(),
-  partial_images: z.number().int().min(0).max(3).optional(),
-  action: z.enum(['generate', 'edit', 'auto']).optional(),
-});
+/**
+ * The members of an image_generation tool (reference ImageGenTool), classified like body
+ * fields, as the image endpoints classify them: `background`, `moderation` and
+ * `partial_images` take one value each (`auto`, `auto`, 0; another is refused naming the
+ * member, tool-mapping.ts), `action` `generate` or `auto` (an input image is not edited).
+ */
+export const IMAGE_GENERATION_TOOL_FIELDS = {
+  model: noEffect('image generation names no selectable model', z.string()),
+  quality: applied(z.enum(['low', 'medium', 'high', 'auto']), 'low, medium and auto draw at standard quality, high at high'),
+  size: applied(z.string().max(16), 'as the image endpoints: WIDTHxHEIGHT (each side 16 to 3840, at most 3840x2160\'s pixels) or auto (1024x1024)'),
+  output_format: refused('the format is the model\'s own (PNG, JPEG or WebP)'),
+  output_compression: refused('the format is the model\'s own; compression cannot be chosen'),
+  moderation: applied(z.enum(['auto', 'low']), 'limited to auto'),
+  background: applied(z.enum(['transparent', 'opaque', 'auto']), 'limited to auto'),
+  input_fidelity: refused('input fidelity cannot be chosen'),
+  input_image_mask: refused('masks are not offered'),
+  partial_images: applied(z.number().int().min(0).max(3), 'limited to 0: no partial images'),
+  action: applied(z.enum(['generate', 'edit', 'auto']), 'generate or auto; edit is refused (an image in the input is not edited)'),
+} as const satisfies FieldTable;
+
+const imageGenerationTool = memberSchema('image_generation', IMAGE_GENERATION_TOOL_FIELDS);
 
 const mcpToolFilter = z.looseObject({ tool_names: z.array(z.string().max(256)).max(1_000).optional(), read_only: z.boolean().optional() });
 
@@ -204,6 +211,7 @@ export const RESPONSE_TOOL_FIELDS: Readonly<Record<string, FieldTable>> = {
   web_search_preview: WEB_SEARCH_PREVIEW_TOOL_FIELDS,
   web_search_preview_2025_03_11: WEB_SEARCH_PREVIEW_TOOL_FIELDS,
   mcp: MCP_TOOL_FIELDS,
+  image_generation: IMAGE_GENERATION_TOOL_FIELDS,
 };
 
 
@@ -347,6 +355,6 @@ export const RESPONSE_TOOL_SWITCHES: Record<string, { permission: Permission | n
   apply_patch: { permission: 'function_calling', offered: true },
   code_interpreter: { permission: 'code_interpreter', offered: true },
   file_search: { permission: 'file_search', offered: true },
-  image_generation: { permission: 'image_generation', offered: false },
+  image_generation: { permission: 'image_generation', offered: true },
   mcp: { permission: 'remote_mcp', offered: true },
 };

@@ -23,6 +23,7 @@ import { blocksIn, fencedBlocks, PYTHON_LANGS, SHELL_LANGS, type Fence } from '.
 import { fileSearchTool, searchQuery } from './file-search.ts';
 import { createHints, splitName } from './hints.ts';
 import { lookupQuery, openPageTool, urlIn, webSearchTool, WEB_TOOLS } from './web.ts';
+import { asksForPicture, imageTool, picturePrompt } from './image-intent.ts';
 import { generateJson, type GenerationLimits } from './json-from-schema.ts';
 import { randomId, type Rng } from './rng.ts';
 
@@ -122,7 +123,7 @@ const fencesOf = (input: ToolPlanInput): readonly Fence[] => input.fences ?? fen
 
 /** Does a tool other than the service's own (code_interpreter, file_search) fit the message? */
 function anotherToolFits(input: ToolPlanInput): boolean {
-  const service = [codeInterpreterTool(input.tools), fileSearchTool(input.tools)];
+  const service = [codeInterpreterTool(input.tools), fileSearchTool(input.tools), imageTool(input.tools)];
   const others = input.tools.filter((t) => !service.includes(t) && !WEB_TOOLS.has(t.name));
   return chooseTools({ ...input, tools: others, toolChoice: 'auto', afterToolResult: false }).length > 0;
 }
@@ -217,12 +218,27 @@ function webCall(input: ToolPlanInput, allowed: readonly FunctionTool[]): Intent
   return search && query ? { tool: search, args: { query } } : undefined;
 }
 
+/**
+ * The image_generation tool: called with the user's words when the message asks for a
+ * picture (`explicit`), else, offered by the request, for any message that is not a
+ * greeting and that no other tool of the caller's fits.
+ */
+function imageCall(input: ToolPlanInput, allowed: readonly FunctionTool[], explicit: boolean): Intent | undefined {
+  const tool = imageTool(allowed);
+  if (!tool) return undefined;
+  const asked = asksForPicture(input.message);
+  if (explicit ? !asked : asked || input.message.trim() === '' || isGreeting(input.message.trim())) return undefined;
+  if (typeof input.toolChoice !== 'object' && anotherToolFits(input)) return undefined;
+  return { tool, args: { prompt: picturePrompt(input.message) } };
+}
+
 function intents(input: ToolPlanInput): Intent[] {
   const allowed = callable(input);
   if (allowed.length === 0) return [];
   const fenced = fencedCalls(input, allowed);
   if (fenced.length > 0) return fenced;
-  const one = webCall(input, allowed) ?? intentCall(input, allowed) ?? codeCall(input, allowed) ?? searchCall(input, allowed) ?? listingCall(input, allowed);
+  const one =
+    imageCall(input, allowed, true) ?? webCall(input, allowed) ?? intentCall(input, allowed) ?? codeCall(input, allowed) ?? searchCall(input, allowed) ?? imageCall(input, allowed, false) ?? listingCall(input, allowed);
   return one ? [one] : [];
 }
 

@@ -62,6 +62,8 @@ describe('loadUpstreamConfig', () => {
       transcription: 'offline',
       transcriptionModels: {},
       transcriptionPrices: {},
+      images: 'offline',
+      imageModel: 'gpt-image-1',
     });
     assert.equal(config.apiKey, undefined);
     assert.deepEqual(config.headers, {});

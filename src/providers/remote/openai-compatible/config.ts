@@ -41,6 +41,10 @@ export interface UpstreamConfig {
   transcriptionModels: Record<string, string>;
   /** USD per minute of audio by transcription model id on the upstream (an id not named pays TRANSCRIPTION_PRICE_PER_MINUTE). */
   transcriptionPrices: Record<string, number>;
+  /** `upstream`: /v1/images/* go to the upstream's /images/*; `offline` (default): the offline image engine answers them. */
+  images: 'upstream' | 'offline';
+  /** The upstream model name that makes images (`model` of the request is without effect). */
+  imageModel: string;
 }
 
 // One row per setting: the environment name and the config-file key.
@@ -67,6 +71,8 @@ const KEYS = {
   transcription: 'UPSTREAM_TRANSCRIPTION',
   transcriptionModels: 'UPSTREAM_TRANSCRIPTION_MODELS',
   transcriptionPrices: 'UPSTREAM_TRANSCRIPTION_PRICES',
+  images: 'UPSTREAM_IMAGES',
+  imageModel: 'UPSTREAM_IMAGE_MODEL',
 } as const;
 type Key = keyof typeof KEYS;
 
@@ -164,6 +170,8 @@ const FIELDS = {
   transcriptionPrices: z
     .preprocess(fromJson, z.record(z.string(), price, { error: 'must be a JSON object of transcription model ids to USD per minute' }))
     .refine((m) => Object.keys(m).every((k) => (TRANSCRIPTION_MODELS as readonly string[]).includes(k)), `keys must be transcription model ids (${TRANSCRIPTION_MODELS.join(', ')})`),
+  images: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
+  imageModel: name,
 } satisfies Record<Key, z.ZodType>;
 
 type Parsed = { [K in Key]?: z.output<(typeof FIELDS)[K]> };
@@ -270,6 +278,8 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     transcription: p.transcription ?? 'offline',
     transcriptionModels: p.transcriptionModels ?? {},
     transcriptionPrices: p.transcriptionPrices ?? {},
+    images: p.images ?? 'offline',
+    imageModel: p.imageModel ?? 'gpt-image-1',
   } as UpstreamConfig;
   Object.defineProperty(config, 'apiKey', { value: p.apiKey, enumerable: false });
   Object.defineProperty(config, 'headers', { value: p.headers ?? {}, enumerable: false });

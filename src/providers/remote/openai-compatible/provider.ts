@@ -7,7 +7,7 @@
 // reason). It never wraps an abort in ProviderError and never retries after one.
 // Every other failure ends the stream with an `error` part holding a ProviderError.
 import type { SecretScrubber } from '../../../secrets.ts';
-import type { ChatProvider, ChatRequest, CompletionRequest, DecisionProvider, DecisionRequest, EmbeddingProvider, ModerationProvider, SpeechAudio, SpeechRequest, StreamPart } from '../../types.ts';
+import type { ChatProvider, ChatRequest, CompletionRequest, DecisionProvider, DecisionRequest, EmbeddingProvider, ImageRequest, ImageResult, ModerationProvider, SpeechAudio, SpeechRequest, StreamPart } from '../../types.ts';
 import type { DecodedAudio, TranscriptionRequest, TranscriptionResult } from '../../types.ts';
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport, UpstreamObserver } from '../../upstream-observer.ts';
@@ -18,6 +18,7 @@ import { upstreamEmbed } from './embeddings.ts';
 import { upstreamModerate } from './moderations.ts';
 import { upstreamSpeak } from './speech.ts';
 import type { Tell, UpstreamJsonDeps } from './json-call.ts';
+import { upstreamImage } from './images.ts';
 import { answerError, errorInPayload, isRecord } from './errors.ts';
 import { toChatBody, toCompletionBody } from './request-mapping.ts';
 import { SseParser, type SseEvent } from './sse-parser.ts';
@@ -41,6 +42,8 @@ export interface OpenAICompatibleProvider extends ChatProvider, Pick<EmbeddingPr
   speak(upstreamModel: string, request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio>;
   /** A transcription or translation on the upstream model `upstreamModel` (transcriptions.ts). */
   transcribe(upstreamModel: string, request: TranscriptionRequest, audio: DecodedAudio, signal: AbortSignal): Promise<TranscriptionResult>;
+  /** One image from the upstream's /images/* (images.ts). */
+  image(request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
   /** Asks the upstream for its model list (GET {base}/models); rejects with a short reason when it is not answering. */
   probe(timeoutMs: number): Promise<void>;
 }
@@ -205,6 +208,9 @@ export function createOpenAICompatibleProvider(config: UpstreamConfig, options: 
     },
     transcribe(upstreamModel, request, audio, signal) {
       return upstreamTranscribe(jsonDeps, upstreamModel, request, audio, signal);
+    },
+    image(request, signal) {
+      return upstreamImage(jsonDeps, request, signal);
     },
     probe(timeoutMs: number) {
       return probeUpstream(target, transport.dispatcher, timeoutMs);

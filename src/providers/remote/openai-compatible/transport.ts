@@ -29,7 +29,7 @@ export function newUpstreamPool(): Agent {
   return new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
 }
 
-/** A body that is not JSON (a multipart form for /audio/*), sent as these bytes under this content type. */
+/** A body that is not JSON (a multipart form for /audio/* and /images/*), sent as these bytes under this content type. */
 export class RawBody {
   constructor(
     readonly bytes: Buffer,
