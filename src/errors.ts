@@ -52,7 +52,7 @@ const CATALOGUE = {
   insufficientQuota: entry(429, 'insufficient_quota', 'insufficient_quota', 'a rate, concurrency or usage limit reached, or the account is out of credits'),
   serverError: entry(500, 'server_error', 'server_error', 'an unexpected failure inside the service'),
   upstreamError: entry(502, 'server_error', 'upstream_error', 'the model provider failed to answer'),
-  serviceUnavailable: entry(503, 'server_error', 'service_unavailable', 'the service is shutting down, its database or sandbox is unavailable, or it has too many large bodies waiting to be parsed or images waiting to be moderated'),
+  serviceUnavailable: entry(503, 'server_error', 'service_unavailable', 'the service is shutting down, its database or sandbox is unavailable, it has too many large bodies waiting to be parsed or images waiting to be moderated, or an engine is not installed (the message names what to install) or has too many requests waiting'),
 } as const;
 
 /** Every error the compatible API answers, with its status and type (published in /capabilities). */

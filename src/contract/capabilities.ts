@@ -51,6 +51,7 @@ export const HEADERS = {
     'X-Request-Id': 'on every response, errors included; opaque',
     'X-Service-Ignored-Parameters':
       'comma-separated names of request fields the reference API does not define for the endpoint, which were ignored; characters outside printable ASCII, "%" and "," are percent-encoded (UTF-8); past 2,000 characters the list ends with "...(+N more)"',
+    'X-Service-Credits': 'the credits the request used, on answers whose body is not JSON (the text, srt and vtt formats of transcriptions and translations), where a JSON answer carries svc',
     'x-ratelimit-limit-requests': 'requests per minute allowed for the key',
     'x-ratelimit-remaining-requests': 'requests left in the current minute',
     'x-ratelimit-reset-requests': 'time until the minute window resets, like 12s',

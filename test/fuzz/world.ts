@@ -163,31 +163,6 @@ export interface FormPart {
   headers?: string[];
 }
 
-/** Half a second of silence as a 16 kHz mono 16-bit WAV: audio an audio endpoint's valid form can carry. */
-function silentWav(seconds = 0.5): Buffer {
-  const data = Math.round(seconds * 16_000) * 2;
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + data, 4);
-  h.write('WAVEfmt ', 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(16_000, 24);
-  h.writeUInt32LE(32_000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(data, 40);
-  return Buffer.concat([h, Buffer.alloc(data)]);
-}
-
-/** What a valid form's file part holds where a small text file would be refused (audio endpoints judge content). */
-const BASE_FILES: Record<string, { value: Buffer; filename: string }> = {
-  createTranscription: { value: silentWav(), filename: 'fz.wav' },
-  createTranslation: { value: silentWav(), filename: 'fz.wav' },
-};
-
 /** Is this property of a multipart schema a file part? (OpenAPI: binary content.) */
 export const isFileProperty = (schema: JsonSchema) => typeof schema.contentMediaType === 'string';
 
@@ -198,7 +173,7 @@ export function baseForm(world: World, op: Operation, who: Who): FormPart[] {
   const body = baseBody(world, op, who);
   const parts: FormPart[] = [];
   for (const [name, value] of Object.entries(body)) {
-    if (properties[name] && isFileProperty(properties[name]!)) parts.push({ name, ...(BASE_FILES[op.id] ?? { value: Buffer.from('fuzz file\n'), filename: 'fz.txt' }) });
+    if (properties[name] && isFileProperty(properties[name]!)) parts.push({ name, value: Buffer.from('fuzz file\n'), filename: 'fz.txt' });
     else if (typeof value !== 'object' || value === null) parts.push({ name, value: String(value) });
   }
   return parts;

@@ -5,7 +5,15 @@
 // wait (past that: 503 service_unavailable, so a burst never piles up unbounded work).
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import { serviceUnavailable } from '../../../errors.ts';
+
+/**
+ * The programs' niceness: decoding and recognition take whole cores for seconds, and at the
+ * event loop's own priority they starve it (the fuzz gate saw /healthz wait 124 ms behind one
+ * PocketSphinx start on 2 cores); lowered, they take what the service leaves.
+ */
+const PROGRAM_NICE = Math.min(19, os.getPriority() + 10);
 
 export interface ProgramOutcome {
   stdout: string;
@@ -31,7 +39,7 @@ export class ProgramFailure extends Error {
 export function runProgram(file: string, args: readonly string[], opts: { timeoutMs: number; signal: AbortSignal; maxBuffer?: number }): Promise<ProgramOutcome> {
   opts.signal.throwIfAborted();
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       file,
       args,
       { timeout: opts.timeoutMs, killSignal: 'SIGKILL', signal: opts.signal, maxBuffer: opts.maxBuffer ?? 16 * 1024 * 1024, encoding: 'utf8', windowsHide: true, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' } },
@@ -45,6 +53,13 @@ export function runProgram(file: string, args: readonly string[], opts: { timeou
         reject(new ProgramFailure('exit', `${file} ended with ${e.signal ?? `status ${String(e.code)}`}`, String(stderr)));
       },
     );
+    if (child.pid !== undefined) {
+      try {
+        os.setPriority(child.pid, PROGRAM_NICE);
+      } catch {
+        // gone already, or not allowed: it runs at the service's priority
+      }
+    }
   });
 }
 
