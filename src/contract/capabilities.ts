@@ -1,6 +1,7 @@
 // GET /capabilities: the contract object of SPEC "What the service does" item 5, built
 // from the same tables that validate requests.
 import { ERROR_CATALOGUE } from '../errors.ts';
+import { SVC_HEADER_NAME } from './fields.ts';
 import { RESPONSE_TOOL_FIELDS } from './endpoints/responses-tools.ts';
 import { UNSUPPORTED_FAMILIES, UNSUPPORTED_NOTES } from './unsupported.ts';
 import type { EndpointContract, FieldTable } from './types.ts';
@@ -51,15 +52,14 @@ export const HEADERS = {
     'X-Request-Id': 'on every response, errors included; opaque',
     'X-Service-Ignored-Parameters':
       'comma-separated names of request fields the reference API does not define for the endpoint, which were ignored; characters outside printable ASCII, "%" and "," are percent-encoded (UTF-8); past 2,000 characters the list ends with "...(+N more)"',
-    'X-Service-Credits': 'the credits the request used, on answers whose body is not JSON (the text, srt and vtt formats of transcriptions and translations), where a JSON answer carries svc',
+    // Answers whose body is not JSON carry their credits here, where a JSON answer has svc.
+    [SVC_HEADER_NAME]: 'the credits the request used (its svc), on answers whose body is not JSON: POST /audio/speech (sent before the audio; a stream cut short is charged for what was read aloud) and the text, srt and vtt formats of transcriptions and translations',
     'x-ratelimit-limit-requests': 'requests per minute allowed for the key',
     'x-ratelimit-remaining-requests': 'requests left in the current minute',
     'x-ratelimit-reset-requests': 'time until the minute window resets, like 12s',
     'x-ratelimit-limit-tokens': 'only when the key has a token cap: the tightest cap',
     'x-ratelimit-remaining-tokens': 'tokens left under that cap',
     'x-ratelimit-reset-tokens': 'time until that cap resets',
-    // Speech answers with audio, so its credits cannot go in the body.
-    'X-Service-Svc': 'on POST /audio/speech, whose body is the audio: the credits the answer costs (its svc), sent before the audio; a stream cut short is charged for what was read aloud',
   },
 } as const;
 

@@ -242,6 +242,10 @@ export function memberSchema<Tag extends string, T extends FieldTable, R extends
 // --- Shared by chat, text completions and responses ------------------------
 
 /** Credits a request used (SPEC "What the service does" item 4). */
+/** The header that carries `svc` on an answer whose body is not JSON (audio, text formats). */
+export const SVC_HEADER_NAME = 'X-Service-Svc';
+export const SVC_HEADER = 'x-service-svc';
+
 export const svcSchema = z.number().min(0).meta({ description: 'credits this request used' });
 
 export const safetyIdentifierSchema = storedText(64).nullable();

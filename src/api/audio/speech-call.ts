@@ -6,6 +6,7 @@
 // character. The run settles when the audio ends: the whole input once it is whole; cut
 // short (the client gone, a failure mid-stream), what was read aloud so far offline, and
 // the whole input on an upstream (which bills it once it answers).
+import { SVC_HEADER } from '../../contract/fields.ts';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { fromMicro } from '../../accounts/money.ts';
@@ -24,7 +25,6 @@ import { providerFailure } from '../stream-answer.ts';
 export type SpeechBody = BodyOf<typeof createSpeech>;
 
 /** The response header that carries the credits a speech answer costs (the body being audio). */
-export const SVC_HEADER = 'x-service-svc';
 
 export const CONTENT_TYPES: Readonly<Record<SpeechFormat, string>> = { mp3: 'audio/mpeg', wav: 'audio/wav', pcm: 'audio/pcm' };
 

@@ -5,7 +5,7 @@
 // is a 400 naming `file`), then the price of the measured duration reserved before any
 // recognition runs (per started second at the model's price per minute), the audio
 // recognized or forwarded, and the answer formatted; the charge settles to that duration.
-// JSON answers carry `svc`; text formats (text, srt, vtt) carry it in X-Service-Credits.
+// JSON answers carry `svc`; text formats (text, srt, vtt) carry it in X-Service-Svc.
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -34,7 +34,6 @@ export interface TranscriptionForm {
 }
 
 /** The header that carries the credits of an answer that is not JSON. */
-export const CREDITS_HEADER = 'x-service-credits';
 
 /** Seconds of audio as a Run's "input tokens" (the price is per million seconds: engines.ts transcriptionPrice). */
 class AudioSeconds implements InputEstimate {

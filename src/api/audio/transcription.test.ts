@@ -102,7 +102,7 @@ describe('offline engine (PocketSphinx)', { timeout: 600_000 }, () => {
     assert.equal(plain.words, undefined);
   });
 
-  test('text, srt and vtt parse: cues rise, the text is the segments, the credits in X-Service-Credits', async () => {
+  test('text, srt and vtt parse: cues rise, the text is the segments, the credits in X-Service-Svc', async () => {
     const client = server.openai(key);
     const verbose: any = await client.audio.transcriptions.create({ file: await file(three), model: 'agent-transcribe', response_format: 'verbose_json' });
     const text = await client.audio.transcriptions.create({ file: await file(three), model: 'agent-transcribe', response_format: 'text' });
@@ -123,6 +123,6 @@ describe('offline engine (PocketSphinx)', { timeout: 600_000 }, () => {
     checkRising(vttCues);
     const raw = await client.audio.transcriptions.create({ file: await file(one), model: 'agent-transcribe', response_format: 'srt' }).asResponse();
     assert.match(raw.headers.get('content-type') ?? '', /^text\/plain/);
-    assert.ok(Number(raw.headers.get('x-service-credits')) > 0);
+    assert.ok(Number(raw.headers.get('x-service-svc')) > 0);
   });
 });

@@ -83,7 +83,7 @@ export const translationVerboseSchema = z
   })
   .meta({ id: 'CreateTranslationResponseVerboseJson' });
 
-const TEXT_FORMATS = 'text, srt and vtt answer text/plain, with the credits used in the X-Service-Credits header';
+const TEXT_FORMATS = 'text, srt and vtt answer text/plain, with the credits used in the X-Service-Svc header';
 
 // What the offline engine is (providers/inline/transcription/), said plainly wherever the endpoints are published.
 const OFFLINE_STT_NOTES = [
@@ -181,7 +181,7 @@ export const createTranslation = defineEndpoint({
       file: fileUpload(AUDIO_FILE_NOTE, { maxBytes: 25 * MB }),
       model: modelField(TRANSLATION_MODELS, 'Whisper and GPT-4o transcription models'),
       prompt: applied(z.string(), 'guides style; should be in English (an upstream engine; the offline engine does not use it)'),
-      response_format: applied(z.enum(['json', 'text', 'verbose_json']).default('json'), 'json, text or verbose_json (default json); text answers text/plain, with the credits used in the X-Service-Credits header'),
+      response_format: applied(z.enum(['json', 'text', 'verbose_json']).default('json'), 'json, text or verbose_json (default json); text answers text/plain, with the credits used in the X-Service-Svc header'),
       temperature: applied(temperatureSchema, '0 to 1 (an upstream engine; the offline engine is deterministic and reports it in segments)'),
     },
   },
