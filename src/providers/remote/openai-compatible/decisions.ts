@@ -105,7 +105,7 @@ export function upstreamDecide(deps: UpstreamJsonDeps, upstreamModel: string, re
       logprobs: true,
       top_logprobs: TOP_LOGPROBS,
     };
-    const payload = await upstreamJson(deps, { path: '/chat/completions', body, operation: 'decision', requestId: request.requestId, maxBytes: MAX_ANSWER_BYTES, what: 'decision' }, signal);
+    const payload = await upstreamJson(deps, { path: '/chat/completions', body, model: upstreamModel, operation: 'decision', requestId: request.requestId, maxBytes: MAX_ANSWER_BYTES, what: 'decision' }, signal);
     return readDecision(payload, question, deps.target.scrubber);
   }
 

@@ -107,7 +107,7 @@ export function upstreamEmbed(deps: UpstreamEmbeddingsDeps, request: EmbeddingRe
       ...(request.user !== undefined ? { user: request.user } : {}),
     };
     const maxBytes = slice.input.length * size * 32 + ANSWER_SLACK;
-    const payload = await upstreamJson(deps, { path: '/embeddings', body, operation: 'embeddings', requestId: request.requestId, maxBytes, what: 'embeddings' }, signal);
+    const payload = await upstreamJson(deps, { path: '/embeddings', body, model: request.model, operation: 'embeddings', requestId: request.requestId, maxBytes, what: 'embeddings' }, signal);
     return readAnswer(payload, slice.input.length, request.dimensions, deps.target.scrubber);
   }
 

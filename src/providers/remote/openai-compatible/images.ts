@@ -5,12 +5,10 @@
 // UPSTREAM_IMAGE_MODEL (the request's is without effect), and `response_format`, which is
 // without effect here too: the upstream's own default answers, and a `url` it returns is
 // passed through. The answer's first image is read (n is 1), and its usage when given.
-import { randomBytes } from 'node:crypto';
-import { ProviderError, type ImageRequest, type ImageResult } from '../../types.ts';
-import type { UpstreamConfig } from './config.ts';
-import type { Tell } from './json-call.ts';
+import type { ImageRequest, ImageResult } from '../../types.ts';
+import { invalidAnswer, upstreamJson, type UpstreamJsonDeps } from './json-call.ts';
 import { answerError, errorInPayload, isRecord } from './errors.ts';
-import { RawBody, UpstreamCall, type TransportOptions, type UpstreamTarget } from './transport.ts';
+import { multipartForm, type RawBody, type UpstreamTarget } from './transport.ts';
 
 /** The largest answer read: a base64 image of 3840 x 2160 PNG fits well within it. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
@@ -18,14 +16,7 @@ const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 const PATHS = { generation: '/images/generations', edit: '/images/edits', variation: '/images/variations' } as const;
 const MIME = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' } as const;
 
-const invalid = (what: string) => new ProviderError(`upstream sent an invalid images answer: ${what}`, undefined, false);
-
-export interface UpstreamImagesDeps {
-  config: UpstreamConfig;
-  target: UpstreamTarget;
-  transport: TransportOptions;
-  tell: Tell;
-}
+const invalid = (why: string) => invalidAnswer('images', why);
 
 /** What the upstream receives: the client's fields, the configured model. */
 export function upstreamFields(request: ImageRequest, model: string): Record<string, string | number | boolean> {
@@ -34,15 +25,8 @@ export function upstreamFields(request: ImageRequest, model: string): Record<str
 
 /** A multipart form of the fields and the image (edits, variations). */
 export function multipartOf(fields: Record<string, string | number | boolean>, image: NonNullable<ImageRequest['image']>): RawBody {
-  const boundary = `----agent-api-${randomBytes(12).toString('hex')}`;
-  const parts: Buffer[] = [];
-  const quote = (s: string) => s.replace(/[\r\n"\\]/g, '_');
-  for (const [name, value] of Object.entries(fields)) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n${String(value)}\r\n`));
-  }
-  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="${quote(image.filename || `image.${image.format}`)}"\r\nContent-Type: ${MIME[image.format]}\r\n\r\n`));
-  parts.push(image.bytes, Buffer.from(`\r\n--${boundary}--\r\n`));
-  return new RawBody(Buffer.concat(parts), `multipart/form-data; boundary=${boundary}`);
+  const text = Object.entries(fields).map(([name, value]) => [name, String(value)] as const);
+  return multipartForm(text, { field: 'image', filename: image.filename || `image.${image.format}`, contentType: MIME[image.format], bytes: image.bytes });
 }
 
 const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
@@ -72,39 +56,10 @@ export function readImagesAnswer(payload: unknown, target: UpstreamTarget): Imag
   return result;
 }
 
-export async function upstreamImage(deps: UpstreamImagesDeps, request: ImageRequest, signal: AbortSignal): Promise<ImageResult> {
-  signal.throwIfAborted();
+export async function upstreamImage(deps: UpstreamJsonDeps, request: ImageRequest, signal: AbortSignal): Promise<ImageResult> {
   const model = deps.config.imageModel;
   const fields = upstreamFields(request, model);
   const body = request.operation === 'generation' ? fields : multipartOf(fields, request.image!);
-  const call = new UpstreamCall(deps.config, deps.target, signal, deps.transport);
-  const startedAt = performance.now();
-  let firstByteAt: number | undefined;
-  let finished = false;
-  let thrown: unknown;
-  try {
-    const opened = await call.open(PATHS[request.operation], body, false);
-    firstByteAt = performance.now();
-    const chunks: Uint8Array[] = [opened.first];
-    let bytes = opened.first.byteLength;
-    for (let chunk = await call.read(); chunk; chunk = await call.read()) {
-      bytes += chunk.byteLength;
-      if (bytes > MAX_ANSWER_BYTES) throw invalid(`an answer over ${MAX_ANSWER_BYTES} bytes`);
-      chunks.push(chunk);
-    }
-    finished = true;
-    let payload: unknown;
-    try {
-      payload = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      throw invalid('not JSON');
-    }
-    return readImagesAnswer(payload, deps.target);
-  } catch (err) {
-    thrown = call.explain(err);
-    throw thrown;
-  } finally {
-    call.close(finished);
-    deps.tell(call, 'images', model, request.requestId, startedAt, firstByteAt, finished && thrown === undefined, thrown);
-  }
+  const payload = await upstreamJson(deps, { path: PATHS[request.operation], body, model, operation: 'images', requestId: request.requestId, maxBytes: MAX_ANSWER_BYTES, what: 'images' }, signal);
+  return readImagesAnswer(payload, deps.target);
 }

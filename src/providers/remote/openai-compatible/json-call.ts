@@ -5,7 +5,7 @@
 import { ProviderError } from '../../types.ts';
 import type { UpstreamCallReport } from '../../upstream-observer.ts';
 import type { UpstreamConfig } from './config.ts';
-import { UpstreamCall, type TransportOptions, type UpstreamTarget } from './transport.ts';
+import { UpstreamCall, type RawBody, type TransportOptions, type UpstreamTarget } from './transport.ts';
 
 /** What one upstream call reports when it ends (the provider's observer; see provider.ts). */
 export type Tell = (
@@ -28,7 +28,10 @@ export interface UpstreamJsonDeps {
 
 export interface JsonCall {
   path: string;
-  body: { model: string } & Record<string, unknown>;
+  /** JSON (most calls), or a multipart form as its bytes (/audio/*, /images/edits). */
+  body: Record<string, unknown> | RawBody;
+  /** The upstream model, for the observer. */
+  model: string;
   operation: UpstreamCallReport['operation'];
   requestId: string | undefined;
   /** The answer's bytes at most (an upstream that sends more is failing). */
@@ -39,8 +42,8 @@ export interface JsonCall {
 
 export const invalidAnswer = (what: string, why: string) => new ProviderError(`upstream sent an invalid ${what} answer: ${why}`, undefined, false);
 
-/** The parsed answer of one call. */
-export async function upstreamJson(deps: UpstreamJsonDeps, request: JsonCall, signal: AbortSignal): Promise<unknown> {
+/** The whole answer of one call, as bytes with its content type (text formats, or JSON to parse). */
+export async function upstreamBytes(deps: UpstreamJsonDeps, request: JsonCall, signal: AbortSignal): Promise<{ contentType: string; bytes: Buffer }> {
   signal.throwIfAborted();
   const call = new UpstreamCall(deps.config, deps.target, signal, deps.transport);
   const startedAt = performance.now();
@@ -58,17 +61,23 @@ export async function upstreamJson(deps: UpstreamJsonDeps, request: JsonCall, si
       chunks.push(chunk);
     }
     finished = true;
-    try {
-      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-    } catch {
-      throw invalidAnswer(request.what, 'not JSON');
-    }
+    return { contentType: opened.contentType, bytes: Buffer.concat(chunks) };
   } catch (err) {
     thrown = call.explain(err);
     throw thrown;
   } finally {
     call.close(finished);
-    deps.tell(call, request.operation, request.body.model, request.requestId, startedAt, firstByteAt, finished && thrown === undefined, thrown);
+    deps.tell(call, request.operation, request.model, request.requestId, startedAt, firstByteAt, finished && thrown === undefined, thrown);
+  }
+}
+
+/** The parsed answer of one call. */
+export async function upstreamJson(deps: UpstreamJsonDeps, request: JsonCall, signal: AbortSignal): Promise<unknown> {
+  const { bytes } = await upstreamBytes(deps, request, signal);
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch {
+    throw invalidAnswer(request.what, 'not JSON');
   }
 }
 

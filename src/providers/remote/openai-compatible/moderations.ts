@@ -68,7 +68,7 @@ export function upstreamModerate(deps: UpstreamJsonDeps, request: { model: strin
     await inParallel(groups.length, PARALLEL, signal, async (g, signal) => {
       const group = groups[g]!;
       const maxBytes = group.inputs.length * BYTES_PER_RESULT + 64 * 1024;
-      const payload = await upstreamJson(deps, { path: '/moderations', body: group.body, operation: 'moderation', requestId: request.requestId, maxBytes, what: 'moderation' }, signal);
+      const payload = await upstreamJson(deps, { path: '/moderations', body: group.body, model, operation: 'moderation', requestId: request.requestId, maxBytes, what: 'moderation' }, signal);
       readResults(payload, group.inputs, deps.target.scrubber).forEach((s, i) => (out[group.start + i] = s));
     });
     return out;

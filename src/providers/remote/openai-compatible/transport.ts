@@ -7,6 +7,7 @@
 // cloning and signal plumbing cost several times the rest of the proxy path (measured on
 // this kind of machine, 50 calls at a time to a local server: 360 µs of CPU a call
 // through fetch, 85 µs through the dispatcher).
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import { outsideText, SecretScrubber } from '../../../secrets.ts';
@@ -35,6 +36,20 @@ export class RawBody {
     readonly bytes: Buffer,
     readonly contentType: string,
   ) {}
+}
+
+/** A header parameter's value: quotes and line breaks cannot end the header early. */
+const quoted = (s: string) => s.replace(/[\r\n"\\]/g, (c) => (c === '"' ? '%22' : c === '\\' ? '\\\\' : ' '));
+
+/** A multipart form of text fields (in order; a name may repeat) and one file, as the upstream's /audio/* and /images/* take it. */
+export function multipartForm(fields: readonly (readonly [string, string])[], file: { field: string; filename: string; contentType: string; bytes: Buffer }): RawBody {
+  const boundary = `----agent-api-${randomBytes(12).toString('hex')}`;
+  const parts: Buffer[] = [];
+  for (const [name, value] of fields) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`));
+  const type = /^[\w.+-]+\/[\w.+-]+$/.test(file.contentType) ? file.contentType : 'application/octet-stream';
+  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quoted(file.field)}"; filename="${quoted(file.filename)}"\r\nContent-Type: ${type}\r\n\r\n`));
+  parts.push(file.bytes, Buffer.from(`\r\n--${boundary}--\r\n`));
+  return new RawBody(Buffer.concat(parts), `multipart/form-data; boundary=${boundary}`);
 }
 
 export interface OpenedStream {
