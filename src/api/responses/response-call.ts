@@ -369,7 +369,9 @@ export async function startResponse(services: Services, deps: ResponsesDeps, cal
   // a format or logprobs, a key without agent tools) and the request brings no web tools of its own.
   const direct = mapped.functions.length > 0 || request.responseFormat !== undefined || includeLogprobs || web !== null || mapped.mcp.length > 0;
   // Asked for a picture with no image_generation tool of its own: the assistant may draw one (SPEC item 7).
-  const assistant = direct ? NO_TOOLS : tools.assistant(key, mentionsUrl(request.messages), call.log, { asksForPicture: !prepared.image && asksForPicture(request.messages) });
+  // The message is read for it only where a picture could follow (both switches, an image engine).
+  const mayDraw = !prepared.image && key.permissions.agent_tools && key.permissions.image_generation && tools.canDrawImages;
+  const assistant = direct ? NO_TOOLS : tools.assistant(key, mentionsUrl(request.messages), call.log, { asksForPicture: mayDraw && asksForPicture(request.messages) });
   if (assistant.tools.some((t) => t.definition.name === IMAGE_GENERATION_FUNCTION_NAME)) mapped.kinds.set(IMAGE_GENERATION_FUNCTION_NAME, { kind: 'image_generation' });
   // The assistant's web calls are web_search_call items like a requested web_search tool's.
   if (assistant.tools.length > 0) for (const name of WEB_FUNCTION_NAMES) if (!mapped.kinds.has(name)) mapped.kinds.set(name, { kind: 'web_search' });
