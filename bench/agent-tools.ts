@@ -21,7 +21,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import { freePort, percentile, startChild, stopChild, timedPost } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, timedPost, serverArgs } from './lib.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 200);
 const root = path.resolve(import.meta.dirname, '..');
@@ -85,7 +85,7 @@ const line = (f: { name: string; p50: number; p90: number }) => `  ${f.name.padE
 const port = await freePort();
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-tools-'));
 const api = await startChild(
-  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  serverArgs(root),
   {
     PORT: String(port),
     DATA_DIR: dataDir,

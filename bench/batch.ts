@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
-import { freePort, startChild, stopAll, stopChild } from './lib.ts';
+import { freePort, startChild, stopAll, stopChild, serverArgs } from './lib.ts';
 
 const lines = Number(process.env.BENCH_LINES ?? 2000);
 const concurrency = 4;
@@ -25,7 +25,7 @@ async function measure(upstream: string | undefined): Promise<Figures> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-batch-'));
   const port = await freePort();
   const api = await startChild(
-    ['--import', 'tsx', path.join(root, 'src/main.ts')],
+    serverArgs(root),
     {
       PORT: String(port),
       DATA_DIR: dataDir,

@@ -29,8 +29,9 @@
 //   npm --prefix ../agent-api-6d5eaad ci --no-audit --no-fund
 //   BENCH_COMPARE_REF=6d5eaad npm run bench:chat
 // BENCH_BASELINE=/some/checkout names the directory instead (with BENCH_COMPARE_REF it
-// must be checked out at that commit). The baseline runs its own src/main.ts with its own
-// node_modules and the same environment as this tree.
+// must be checked out at that commit). Each tree starts as its own `npm start` does
+// (bench/lib.ts serverArgs: compiled where it has scripts/start.mjs, else its sources
+// through tsx), with its own node_modules and the same environment.
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -39,7 +40,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
 import type autocannon from 'autocannon';
-import { freePort, loadRaw, percentile, processCpuMs, startChild, stderrLines, stopAll, sumRounds, type Figures } from './lib.ts';
+import { freePort, loadRaw, percentile, processCpuMs, startChild, stderrLines, stopAll, sumRounds, type Figures, serverArgs } from './lib.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -321,7 +322,7 @@ async function startApi(t: Target, dir: string, port: number, databaseUrl: strin
   try {
     const dataDir = fs.mkdtempSync(path.join(dataRoot, 'api-'));
     t.proc = await startChild(
-      [...nodeFlags, '--import', 'tsx', path.join(dir, 'src/main.ts')],
+      [...nodeFlags, ...serverArgs(dir)],
       {
         HOST: '127.0.0.1',
         PORT: String(port),

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, load, row, startChild, stopChild } from './lib.ts';
+import { freePort, load, row, startChild, stopChild, serverArgs } from './lib.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -26,7 +26,7 @@ const cases = [
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-embed-'));
 const port = await freePort();
 const api = await startChild(
-  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  serverArgs(root),
   {
     PORT: String(port),
     DATA_DIR: dataDir,

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
-import { freePort, startChild, stopChild } from './lib.ts';
+import { freePort, startChild, stopChild, serverArgs } from './lib.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
 const megabytes = Number(process.env.BENCH_MB ?? 20);
@@ -19,7 +19,7 @@ const key = 'sk-agent-bench-0123456789abcdefghijklmnop';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-files-'));
 const port = await freePort();
 const api = await startChild(
-  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  serverArgs(root),
   { PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '', AGENT_API_BOOTSTRAP_KEY: key, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
   `http://127.0.0.1:${port}/healthz`,
 );

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import { createOfflineImages } from '../src/providers/inline/images/offline-images.ts';
-import { freePort, percentile, startChild, stopChild, timedPost } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, timedPost, serverArgs } from './lib.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 100);
 const root = path.resolve(import.meta.dirname, '..');
@@ -69,7 +69,7 @@ for (let i = 0; i < requests; i++) {
 const port = await freePort();
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-images-'));
 const api = await startChild(
-  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  serverArgs(root),
   { PORT: String(port), DATA_DIR: dataDir, AGENT_API_BOOTSTRAP_KEY: key, AGENT_API_ADMIN_TOKEN: 'bench-admin-token-0123456789', AGENT_API_BOOTSTRAP_CREDITS: '1000000', AGENT_API_MAX_RPM: '100000000', LOG_LEVEL: 'warn' },
   `http://127.0.0.1:${port}/healthz`,
   30_000,

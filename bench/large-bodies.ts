@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLargeBodyLoad, type BodyShape, type LoadResult } from '../test/helpers/large-body-load.ts';
-import { freePort, percentile, startChild, stopChild } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, serverArgs } from './lib.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const clients = Number(process.env.BENCH_CLIENTS ?? 4);
@@ -30,7 +30,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-large-'))
 const port = await freePort();
 const origin = `http://127.0.0.1:${port}`;
 const api = await startChild(
-  ['--import', 'tsx', path.join(tree, 'src/main.ts')],
+  serverArgs(tree),
   { PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '', AGENT_API_ADMIN_TOKEN: adminToken, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
   `${origin}/healthz`,
   60_000,

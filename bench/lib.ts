@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 
@@ -20,6 +21,16 @@ export function freePort(): Promise<number> {
 
 /** Lines a child wrote to stderr when started with `quietStderr` (a peer's own noise, counted instead of shown). */
 export const stderrLines = new WeakMap<ChildProcess, { count: number; first?: string }>();
+
+/**
+ * The node arguments that start a checkout's server the way its own `npm start` does:
+ * the compiled tree (scripts/start.mjs) where the checkout has one, else its sources
+ * through tsx (older commits). Benches measure what an operator runs.
+ */
+export function serverArgs(dir: string): string[] {
+  const start = path.join(dir, 'scripts/start.mjs');
+  return fs.existsSync(start) ? [start] : ['--import', 'tsx', path.join(dir, 'src/main.ts')];
+}
 
 /** `cwd` matters for `--import tsx`: node resolves it from there (another checkout runs its own tsx). */
 export async function startChild(args: string[], env: NodeJS.ProcessEnv, healthUrl: string, timeoutMs = 10_000, quietStderr = false, cwd?: string): Promise<ChildProcess> {

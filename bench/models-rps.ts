@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, load, row, startChild, stopChild } from './lib.ts';
+import { freePort, load, row, startChild, stopChild, serverArgs } from './lib.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -18,7 +18,7 @@ const barePort = await freePort();
 const apiPort = await freePort();
 const bare = await startChild([path.join(root, 'bench/bare-server.mjs')], { PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`);
 const api = await startChild(
-  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  serverArgs(root),
   {
     PORT: String(apiPort),
     DATA_DIR: dataDir,

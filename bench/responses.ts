@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { freePort, percentile, startChild, stopChild } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, serverArgs } from './lib.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -155,7 +155,7 @@ async function measure(label: string, upstream: string | undefined, dir = root):
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-responses-'));
   const port = await freePort();
   const api = await startChild(
-    ['--import', 'tsx', path.join(dir, 'src/main.ts')],
+    serverArgs(dir),
     {
       PORT: String(port),
       DATA_DIR: dataDir,

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BwrapSandbox } from '../src/sandbox/bwrap-sandbox.ts';
 import { unmountUnder } from '../test/helpers/test-server.ts';
-import { freePort, percentile, startChild, stopChild } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, serverArgs } from './lib.ts';
 
 const runs = Number(process.env.BENCH_RUNS ?? 200);
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-sandbox-'));
@@ -61,7 +61,7 @@ async function throughService(count: number): Promise<number[]> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-ci-'));
   fs.chmodSync(dataDir, 0o711);
   const api = await startChild(
-    ['--import', 'tsx', path.join(import.meta.dirname, '..', 'src/main.ts')],
+    serverArgs(path.join(import.meta.dirname, '..')),
     { PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: '', AGENT_API_BOOTSTRAP_KEY: key, AGENT_API_ADMIN_TOKEN: 'bench-admin-token-0123456789', AGENT_API_BOOTSTRAP_CREDITS: '1000000', AGENT_API_MAX_RPM: '100000000', LOG_LEVEL: 'warn' },
     `http://127.0.0.1:${port}/healthz`,
     20_000,

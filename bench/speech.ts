@@ -9,7 +9,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { freePort, percentile, startChild, stopChild } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, serverArgs } from './lib.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 40);
 const root = path.resolve(import.meta.dirname, '..');
@@ -57,7 +57,7 @@ const figures = (ms: number[]) => {
 const port = await freePort();
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-speech-'));
 const api = await startChild(
-  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  serverArgs(root),
   { PORT: String(port), DATA_DIR: dataDir, AGENT_API_BOOTSTRAP_KEY: key, AGENT_API_ADMIN_TOKEN: 'bench-admin-token-0123456789', AGENT_API_BOOTSTRAP_CREDITS: '1000000', AGENT_API_MAX_RPM: '100000000', LOG_LEVEL: 'warn' },
   `http://127.0.0.1:${port}/healthz`,
   30_000,

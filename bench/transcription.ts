@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import OpenAI, { toFile } from 'openai';
 import { joinWavs, SENTENCES, speak, wavSeconds, wordRecall } from '../src/api/audio/transcription-speech.test-support.ts';
 import { createOfflineTranscription } from '../src/providers/inline/transcription/offline-transcription.ts';
-import { freePort, percentile, startChild, stopChild } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, serverArgs } from './lib.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const root = path.resolve(import.meta.dirname, '..');
@@ -90,7 +90,7 @@ console.log(`  word recall, 10 Harvard sentences by Flite voice: ${recalls.join(
 const port = await freePort();
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-transcription-'));
 const api = await startChild(
-  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  serverArgs(root),
   { PORT: String(port), DATA_DIR: dataDir, AGENT_API_BOOTSTRAP_KEY: key, AGENT_API_ADMIN_TOKEN: 'bench-admin-token-0123456789', AGENT_API_BOOTSTRAP_CREDITS: '1000000', LOG_LEVEL: 'warn' },
   `http://127.0.0.1:${port}/healthz`,
   30_000,

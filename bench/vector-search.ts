@@ -17,7 +17,7 @@ import { dot } from '../src/retrieval/embedder.ts';
 import { LexicalEmbedder } from '../src/retrieval/lexical-embedder.ts';
 import { passageIndex, vectorBytes } from '../src/retrieval/passage-index.ts';
 import { openStore } from '../src/store/db.ts';
-import { freePort, percentile, startChild, stopChild } from './lib.ts';
+import { freePort, percentile, startChild, stopChild, serverArgs } from './lib.ts';
 
 const sizes = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
 const queries = Number(process.env.BENCH_QUERIES ?? 200);
@@ -42,7 +42,7 @@ const passage = (n: number) => Array.from({ length: n }, word).join(' ') + '.';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-api-bench-vs-'));
 const port = await freePort();
 const api = await startChild(
-  ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  serverArgs(root),
   { PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: pgUrl, AGENT_API_BOOTSTRAP_KEY: key, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', AGENT_API_JOBS_POLL_MS: '50' },
   `http://127.0.0.1:${port}/healthz`,
   30_000,

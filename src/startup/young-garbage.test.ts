@@ -1,4 +1,4 @@
-// The server as a user runs it (`node --import tsx src/main.ts`) keeps a request's
+// The server as a user runs it (`npm start`: the compiled tree) keeps a request's
 // garbage in the young generation. V8 pretenures an allocation site whose objects it has
 // seen outlive a scavenge; right after start the young generation is small, so objects
 // of the request path can look long-lived and their site be pretenured for good. Every

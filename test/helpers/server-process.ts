@@ -1,4 +1,5 @@
-// Runs the server as a user does, `node --import tsx src/main.ts` (what `npm start` runs)
+// Runs the server as a user does, `node scripts/start.mjs` (what `npm start` runs: src/
+// compiled once per change of the sources)
 // or any other command line, as a child process with a minimal environment: for tests of
 // what a user sees (the first-start banner, the summary line, start-up errors, exit codes).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -7,7 +8,7 @@ import path from 'node:path';
 import { reap, signal, START_DEADLINE_MS, track } from './children.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
-export const MAIN = [process.execPath, '--import', 'tsx', 'src/main.ts'];
+export const MAIN = [process.execPath, 'scripts/start.mjs'];
 
 /** Only what a shell gives any process, plus `extra`: no variable of the test run leaks in. */
 export function userEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
