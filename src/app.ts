@@ -68,7 +68,9 @@ import { modelsRoutes } from './api/models/routes.ts';
 import { unsupportedRoutes } from './api/unsupported/routes.ts';
 import type { Config } from './config.ts';
 import { Router } from './http/router.ts';
-import { ADMIN } from './contract/roots.ts';
+import { ADMIN, MESSAGES } from './contract/roots.ts';
+import { messagesRoutes } from './api/messages/routes.ts';
+import { ThinkingSignatures } from './api/messages/thinking-signature.ts';
 import { isAllowEmpty, OutboundGuard, parseOutboundAllow } from './outbound/guard.ts';
 import { loadSearchBackend } from './tools/web-search/backends.ts';
 import { createHttpServer, installPipeline } from './http/server.ts';
@@ -221,7 +223,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   healthRoutes(http, services, () => containerRuntime.status());
   skillsRoutes(router, skills);
   const conversations = new Conversations(store.db);
-  const compaction = new Compaction(await sealingKey(store.db, config.secret));
+  const sealKey = await sealingKey(store.db, config.secret);
+  const compaction = new Compaction(sealKey);
   tools.provide({ vectorSearch: options.vectorSearch ?? vectorSearch, containers: containerRuntime });
   // The image_generation tool: the image engine, priced per image as the endpoints.
   tools.provide({ images: { engine: services.engines.for('images', IMAGE_ENGINE), priceUsd: (q, w, h) => (config.imagePrices[q] * w * h) / (1024 * 1024) } });
@@ -256,10 +259,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   services.jobRunner.handle(batchJob, batchJobHandler(services, batchEndpoints, { concurrency: config.batchConcurrency }), { concurrency: config.batchJobs });
   const admin = new Router(http, services, ADMIN);
   adminRoutes(admin);
+  // The messages-style surface: its own root (error shape, documents), the same pipeline and providers.
+  const messages = new Router(http, services, MESSAGES);
+  messagesRoutes(messages, new ThinkingSignatures(sealKey));
   options.routes?.(router);
   // Last: each root's published contract lists what the routes above registered.
   metaRoutes(router);
   metaRoutes(admin);
+  metaRoutes(messages);
   await http.ready();
 
   // Each running call's credit hold keeps its lease while this instance lives.

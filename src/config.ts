@@ -95,6 +95,8 @@ const envSchema = z.object({
   AGENT_API_JOB_LEASE_MS: intFrom(30_000, 1_000),
   AGENT_API_CREDITS_PER_USD: number().positive('must be greater than 0').default(100),
   AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS: intFrom(4096, 1),
+  MESSAGES_MODEL: z.enum(['agent', 'agent-think']).default('agent'),
+  MESSAGES_THINKING_MODEL: z.enum(['agent', 'agent-think']).default('agent-think'),
   OFFLINE_PRICE_INPUT_PER_MTOK: priceFrom(0.5),
   OFFLINE_PRICE_OUTPUT_PER_MTOK: priceFrom(1.5),
   OFFLINE_PRICE_INPUT_PER_MTOK_THINK: priceFrom(1),
@@ -191,6 +193,9 @@ export interface Config {
   creditsPerUsd: number;
   /** Output cap used when a request sets none (and the basis of its credit reservation). */
   defaultMaxOutputTokens: number;
+  /** The messages surface: what a vendor model name runs on, without thinking and with it. */
+  messagesModel: 'agent' | 'agent-think';
+  messagesThinkingModel: 'agent' | 'agent-think';
   /** USD per million tokens charged for the offline engine, per chat model. */
   offlinePrices: { agent: { inputPerMTok: number; outputPerMTok: number }; 'agent-think': { inputPerMTok: number; outputPerMTok: number } };
   /** USD per million input tokens of each embedding model (an alias pays its model's), offline or upstream. */
@@ -270,6 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobLeaseMs: e.AGENT_API_JOB_LEASE_MS,
     creditsPerUsd: e.AGENT_API_CREDITS_PER_USD,
     defaultMaxOutputTokens: e.AGENT_API_DEFAULT_MAX_OUTPUT_TOKENS,
+    messagesModel: e.MESSAGES_MODEL,
+    messagesThinkingModel: e.MESSAGES_THINKING_MODEL,
     offlinePrices: {
       agent: { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK },
       'agent-think': { inputPerMTok: e.OFFLINE_PRICE_INPUT_PER_MTOK_THINK, outputPerMTok: e.OFFLINE_PRICE_OUTPUT_PER_MTOK_THINK },

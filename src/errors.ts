@@ -12,6 +12,8 @@ export class ApiError extends Error {
     readonly param: string | null = null,
     /** Extra response headers (e.g. Allow on 405). */
     readonly headers?: Record<string, string>,
+    /** The catalogue entry it was made from: another root may answer it with its own status (the messages surface's 402). */
+    readonly kind: string = 'custom',
   ) {
     super(message);
     this.name = 'ApiError';
@@ -31,7 +33,7 @@ interface Entry {
 
 const entry = (status: number, type: string, code: string, condition: string): Entry => ({ status, type, code, condition });
 const make = (e: Entry, message: string, param: string | null = null, headers?: Record<string, string>) =>
-  new ApiError(e.status, e.type, e.code, message, param, headers);
+  new ApiError(e.status, e.type, e.code, message, param, headers, KIND.get(e));
 
 const INVALID = 'invalid_request_error';
 const CATALOGUE = {
@@ -50,10 +52,18 @@ const CATALOGUE = {
   expectationFailed: entry(417, INVALID, 'invalid_request', 'an Expect header other than 100-continue'),
   headersTooLarge: entry(431, INVALID, 'invalid_request', 'the request line and headers over 16 KB'),
   insufficientQuota: entry(429, 'insufficient_quota', 'insufficient_quota', 'a rate, concurrency or usage limit reached, or the account is out of credits'),
+  // The same answer on /v1, told apart for surfaces that answer them differently (the messages surface: 429 and 402).
+  rateLimited: entry(429, 'insufficient_quota', 'insufficient_quota', "the key's requests per minute reached"),
+  tooManyConcurrent: entry(429, 'insufficient_quota', 'insufficient_quota', "the account's concurrency limit reached"),
+  usageLimitReached: entry(429, 'insufficient_quota', 'insufficient_quota', "a key's usage limit (requests, tokens, credits or spend per period) reached"),
+  outOfCredits: entry(429, 'insufficient_quota', 'insufficient_quota', 'the account cannot cover the reservation'),
+  bodyTooLarge: entry(400, INVALID, 'invalid_request', 'the request body is larger than the limit'),
   serverError: entry(500, 'server_error', 'server_error', 'an unexpected failure inside the service'),
   upstreamError: entry(502, 'server_error', 'upstream_error', 'the model provider failed to answer'),
   serviceUnavailable: entry(503, 'server_error', 'service_unavailable', 'the service is shutting down, its database or sandbox is unavailable, it has too many large bodies waiting to be parsed or images waiting to be moderated, or an engine is not installed (the message names what to install) or has too many requests waiting'),
 } as const;
+
+const KIND = new Map<Entry, string>(Object.entries(CATALOGUE).map(([name, e]) => [e, name]));
 
 /** Every error the compatible API answers, with its status and type (published in /capabilities). */
 export const ERROR_CATALOGUE: readonly Entry[] = Object.values(CATALOGUE);
@@ -74,6 +84,11 @@ export const uriTooLong = (message: string) => make(CATALOGUE.uriTooLong, messag
 export const expectationFailed = (message: string) => make(CATALOGUE.expectationFailed, message);
 export const headersTooLarge = (message: string) => make(CATALOGUE.headersTooLarge, message);
 export const insufficientQuota = (message: string) => make(CATALOGUE.insufficientQuota, message);
+export const rateLimited = (message: string, headers?: Record<string, string>) => make(CATALOGUE.rateLimited, message, null, headers);
+export const tooManyConcurrent = (message: string) => make(CATALOGUE.tooManyConcurrent, message, null, { 'retry-after': '1' });
+export const usageLimitReached = (message: string) => make(CATALOGUE.usageLimitReached, message);
+export const outOfCredits = (message: string) => make(CATALOGUE.outOfCredits, message);
+export const bodyTooLarge = (message: string) => make(CATALOGUE.bodyTooLarge, message);
 export const upstreamError = (message: string) => make(CATALOGUE.upstreamError, message);
 export const serverError = (message = 'The server had an error while processing your request.') => make(CATALOGUE.serverError, message);
 export const serviceUnavailable = (message: string) => make(CATALOGUE.serviceUnavailable, message);

@@ -52,8 +52,10 @@ export interface StreamAnswer {
   failure?(error: ApiError): unknown[] | Promise<unknown[]>;
   /** The last line: `[DONE]` (chat surfaces) unless null (Responses ends with its final event). */
   terminator?: string | null;
-  /** Each chunk is an object whose `type` names its SSE event (the Responses surface). */
+  /** Each chunk is an object whose `type` names its SSE event (the Responses and messages surfaces). */
   named?: boolean;
+  /** What an idle stream is sent instead of a comment line (the messages surface's ping event). */
+  keepAlive?: string;
 }
 
 export async function streamAnswer(a: StreamAnswer): Promise<FastifyReply> {
@@ -67,7 +69,7 @@ export async function streamAnswer(a: StreamAnswer): Promise<FastifyReply> {
     if (failure) throw failure;
     return a.reply;
   }
-  const sse = openEventStream(a.reply);
+  const sse = openEventStream(a.reply, a.keepAlive ? { keepAlive: a.keepAlive } : {});
   const send = (c: unknown) => (a.named ? sse.send(c, (c as { type: string }).type) : sse.send(c));
   try {
     for (const c of a.head ?? []) await send(c);

@@ -6,6 +6,7 @@
 // declared here plus its handlers, not a second pipeline.
 import type { ApiError } from '../errors.ts';
 import { adminEndpoints } from './endpoints/admin.ts';
+import { messagesEndpoints } from './endpoints/messages.ts';
 import { ALL_ENDPOINTS } from './registry.ts';
 import type { EndpointContract } from './types.ts';
 
@@ -14,8 +15,8 @@ type Json = Record<string, unknown>;
 export interface ErrorShape {
   /** The status an error of the catalogue answers with under this root. */
   status(error: ApiError): number;
-  /** The JSON body of an error answer. */
-  body(error: ApiError): unknown;
+  /** The JSON body of an error answer; `requestId` is the answer's X-Request-Id. */
+  body(error: ApiError, requestId: string): unknown;
   /** The body's JSON Schema, for the root's OpenAPI document. */
   readonly schema: Json;
 }
@@ -36,6 +37,8 @@ export interface Root {
   readonly bodies: 'parsed' | 'raw';
   /** Its documents (/openapi.json, and /capabilities where it has that contract) are answered without authentication. */
   readonly publicDocuments: boolean;
+  /** A header that repeats X-Request-Id on every answer (the messages vendor's `request-id`, which its SDKs read). */
+  readonly requestIdHeader?: string;
 }
 
 /** The reference API's error object: {error: {message, type, param, code}}. */
@@ -79,6 +82,76 @@ export const ADMIN: Root = {
   errors: referenceErrors,
   bodies: 'parsed',
   publicDocuments: false,
+};
+
+/**
+ * The messages-style vendor's error object, `{type: "error", error: {type, message},
+ * request_id}`, with its statuses: out of credits or over a key's usage limit is 402
+ * `billing_error` (SPEC "Errors"), requests per minute and concurrency 429
+ * `rate_limit_error`, a body over the limit 413, an engine or provider that cannot take
+ * the request 529 `overloaded_error`.
+ */
+export const messagesErrors: ErrorShape = {
+  status: (error) => messagesError(error).status,
+  body: (error, requestId) => ({ type: 'error', error: { type: messagesError(error).type, message: error.message }, request_id: requestId }),
+  schema: {
+    type: 'object',
+    required: ['type', 'error', 'request_id'],
+    properties: {
+      type: { const: 'error' },
+      error: {
+        type: 'object',
+        required: ['type', 'message'],
+        properties: {
+          type: {
+            enum: ['invalid_request_error', 'authentication_error', 'billing_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'api_error', 'overloaded_error'],
+          },
+          message: { type: 'string' },
+        },
+      },
+      request_id: { type: 'string' },
+    },
+  },
+};
+
+/** The status and vendor error type of one of our errors on the messages surface. */
+export function messagesError(error: ApiError): { status: number; type: string } {
+  switch (error.kind) {
+    case 'usageLimitReached':
+    case 'outOfCredits':
+    case 'insufficientQuota':
+      return { status: 402, type: 'billing_error' };
+    case 'rateLimited':
+    case 'tooManyConcurrent':
+      return { status: 429, type: 'rate_limit_error' };
+    case 'bodyTooLarge':
+      return { status: 413, type: 'request_too_large' };
+    case 'serviceUnavailable':
+      return { status: 529, type: 'overloaded_error' };
+  }
+  const s = error.status;
+  if (s === 401) return { status: s, type: 'authentication_error' };
+  if (s === 403) return { status: s, type: 'permission_error' };
+  if (s === 404) return { status: s, type: 'not_found_error' };
+  if (s === 413) return { status: s, type: 'request_too_large' };
+  if (s === 429) return { status: s, type: 'rate_limit_error' };
+  if (s === 502 || s >= 500) return { status: s === 502 ? 500 : s, type: 'api_error' };
+  return { status: s, type: 'invalid_request_error' };
+}
+
+/** The messages-style (Anthropic-compatible) surface: an SDK's base URL is `{host}/api/messages`. */
+export const MESSAGES: Root = {
+  id: 'messages',
+  prefix: '/api/messages/v1',
+  title: 'agent-api messages',
+  description:
+    'A messages-style compatible API on the same keys, limits, credits and activity log as /v1. The key goes in x-api-key or Authorization: Bearer; any anthropic-version and anthropic-beta are accepted. Fields outside the contract are named in X-Service-Ignored-Parameters.',
+  auth: 'key',
+  endpoints: messagesEndpoints,
+  errors: messagesErrors,
+  bodies: 'parsed',
+  publicDocuments: true,
+  requestIdHeader: 'request-id',
 };
 
 /** The root a URL is under among `roots` (longest prefix first), the compatible API's for one under none. */

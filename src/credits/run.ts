@@ -8,7 +8,7 @@
 // however it ends (finished, caller gone, error). Each settlement adds its figures to
 // the call (pipeline/call.ts), so the activity row sums the call's runs.
 import type { ChatModel } from '../contract/models.ts';
-import { insufficientQuota, serverError } from '../errors.ts';
+import { outOfCredits, serverError } from '../errors.ts';
 import { callSignal, type Call } from '../pipeline/call.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { StreamPart, Usage } from '../providers/types.ts';
@@ -211,7 +211,7 @@ export class Run {
   async extend(stepInput: InputEstimate, maxOutputTokens: number): Promise<void> {
     const extra = estimateFor(this.services, this.price, stepInput.bound, maxOutputTokens);
     if (!(await this.services.ledger.extend(this.reservation, extra))) {
-      throw insufficientQuota("This account does not have enough credits for the run's next step. Add credits or lower max_tokens.");
+      throw outOfCredits("This account does not have enough credits for the run's next step. Add credits or lower max_tokens.");
     }
     // Each step reads its whole conversation: a run without the provider's usage counts every step's input.
     this.stepInputs.push(stepInput);
@@ -313,7 +313,7 @@ export class Run {
 async function reserveFor(services: Services, call: Call, key: KeyRecord, amount: number, refusal: string): Promise<Reservation> {
   const runId = runIdFor(call.id, call.runCount++);
   const reservation = await services.ledger.reserve(key.accountId, key.id, { runId, requestId: call.id }, amount, { endpoint: call.route?.endpoint ?? '', model: call.model });
-  if (!reservation) throw insufficientQuota(refusal);
+  if (!reservation) throw outOfCredits(refusal);
   if (call.done) {
     await services.ledger.settle(reservation, 0);
     throw serverError('The caller went away before the work ran.');

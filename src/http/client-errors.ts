@@ -58,8 +58,9 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
 export function answerExpectationFailed(request: IncomingMessage, res: ServerResponse, roots: readonly Root[]): void {
   const error = expectationFailed('The Expect header can only be 100-continue.');
   const { errors } = rootOf(request.url ?? '/', roots);
-  const body = JSON.stringify(errors.body(error));
-  res.writeHead(errors.status(error), { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': newId('req_'), connection: 'close' });
+  const requestId = newId('req_');
+  const body = JSON.stringify(errors.body(error, requestId));
+  res.writeHead(errors.status(error), { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' });
   res.end(body);
 }
 

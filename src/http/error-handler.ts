@@ -4,7 +4,7 @@
 // 400s; anything unexpected is a logged 500 that reveals nothing internal.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { rootOf, type Root } from '../contract/roots.ts';
-import { ApiError, invalidRequest, notFound, serverError } from '../errors.ts';
+import { ApiError, bodyTooLarge, invalidRequest, notFound, serverError } from '../errors.ts';
 
 /** The root whose error shape a request's answer takes: its route's, else the one its URL is under. */
 export function rootFor(request: FastifyRequest): Root {
@@ -14,14 +14,14 @@ export function rootFor(request: FastifyRequest): Root {
 /** An error answer in the shape of the request's root. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
   const { errors } = rootFor(request);
-  return reply.code(errors.status(error)).send(errors.body(error));
+  return reply.code(errors.status(error)).send(errors.body(error, request.state?.id ?? String(request.id)));
 }
 
 function toApiError(err: FastifyError, bodyLimit: number, request: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return invalidRequest(`The request body is larger than the limit of ${bodyLimit} bytes.`);
+      return bodyTooLarge(`The request body is larger than the limit of ${bodyLimit} bytes.`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return invalidRequest(`Unsupported Content-Type: send the body as ${request.state?.route?.contract?.body?.type === 'multipart' ? 'multipart/form-data' : 'application/json'}.`);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

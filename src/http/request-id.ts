@@ -20,6 +20,8 @@ export async function requestIdStep(request: FastifyRequest, reply: FastifyReply
     log: request.log,
   }));
   reply.header('x-request-id', request.id);
+  const alsoAs = route?.root?.requestIdHeader;
+  if (alsoAs) reply.header(alsoAs, request.id);
   // A NUL is in no id, name or cursor of ours, and PostgreSQL cannot even compare one.
   if (request.url.includes('%00')) throw invalidRequest('The URL holds a NUL character (%00).');
   // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal would not carry our shape.

@@ -30,7 +30,8 @@ const LINE_BREAK = /[\r\n]/;
 /** A comment line after this long without an event, so proxies and clients keep a slow stream open. */
 export const KEEP_ALIVE_MS = 15_000;
 
-export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: number } = {}): EventStream {
+/** `keepAlive`: what an idle stream is sent (default a comment line; the messages surface sends its `ping` event). */
+export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: number; keepAlive?: string } = {}): EventStream {
   const res = reply.raw;
   reply.hijack();
   reply.server.metrics.streamOpened(res);
@@ -62,7 +63,7 @@ export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: numbe
   const drained = () => Promise.race([once(res, 'drain'), once(res, 'close')]);
   let wrote = false;
   const keepAlive = setInterval(() => {
-    if (!wrote && pending === '' && !closed()) res.write(': keep-alive\n\n');
+    if (!wrote && pending === '' && !closed()) res.write(opts.keepAlive ?? ': keep-alive\n\n');
     wrote = false;
   }, opts.keepAliveMs ?? KEEP_ALIVE_MS).unref();
   res.once('close', () => clearInterval(keepAlive));

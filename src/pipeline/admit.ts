@@ -1,6 +1,6 @@
 // Step 4: limits. Requests per minute, key caps and the account's concurrency slot; the
 // rate-limit headers go on the call for the transport to send (on errors too).
-import { insufficientQuota } from '../errors.ts';
+import { outOfCredits, rateLimited, tooManyConcurrent, usageLimitReached } from '../errors.ts';
 import { formatReset } from '../limits/limits.ts';
 import type { Services } from '../services.ts';
 import type { Call } from './call.ts';
@@ -27,7 +27,7 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
   call.headers['x-ratelimit-remaining-requests'] = String(window.remaining);
   call.headers['x-ratelimit-reset-requests'] = formatReset(window.resetMs);
   if (!window.allowed) {
-    throw insufficientQuota(`Rate limit reached: ${window.limit} requests per minute for this API key. Try again in ${formatReset(window.resetMs)}.`);
+    throw rateLimited(`Rate limit reached: ${window.limit} requests per minute for this API key. Try again in ${formatReset(window.resetMs)}.`);
   }
 
   const admitted = await caps.admit(key, now);
@@ -38,12 +38,12 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
   }
   if (admitted.refused) {
     const { metric, period, max } = admitted.refused.limit;
-    throw insufficientQuota(`Usage limit reached: this API key may use ${max} ${metric} per ${period === 'ever' ? 'lifetime' : period}.`);
+    throw usageLimitReached(`Usage limit reached: this API key may use ${max} ${metric} per ${period === 'ever' ? 'lifetime' : period}.`);
   }
 
   while (!(await limits.acquireSlot(key.accountId, config.accountConcurrency))) {
     const wait = options.waitForSlot;
-    if (!wait) throw insufficientQuota(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
+    if (!wait) throw tooManyConcurrent(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
     wait.throwIfAborted();
     await new Promise((resolve) => setTimeout(resolve, SLOT_RETRY_MS));
   }
@@ -67,6 +67,6 @@ export async function admitCredits(services: Services, call: Call): Promise<void
   const key = call.key;
   if (!key) return;
   if ((await services.ledger.available(key.accountId)) <= 0) {
-    throw insufficientQuota('This account has no credits available (its balance is spent or held by running requests). Add credits.');
+    throw outOfCredits('This account has no credits available (its balance is spent or held by running requests). Add credits.');
   }
 }

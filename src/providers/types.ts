@@ -134,7 +134,7 @@ export type StreamPart =
    * `usage` as the provider reported it (absent when it gave none: the run then charges
    * its own count); `costUsd`: the provider's own reported cost (OpenRouter's usage.cost).
    */
-  | { type: 'finish'; reason: FinishReason; usage?: Usage; costUsd?: number }
+  | { type: 'finish'; reason: FinishReason; usage?: Usage; costUsd?: number; /** The stop sequence that ended the text, where the provider tells. */ stopSequence?: string }
   | { type: 'error'; error: ProviderError };
 
 export interface ChatProvider {

@@ -112,7 +112,8 @@ async function* emit(makePlan: () => Promise<Plan>, options: EmitOptions, signal
   }
 
   if (signal.aborted) return;
-  yield { type: 'finish', reason: finish ?? 'stop', usage: { inputTokens: plan.inputTokens, outputTokens: used, reasoningTokens } };
+  const stopSequence = finish === undefined && plan.output.kind === 'text' ? plan.output.stopSequence : undefined;
+  yield { type: 'finish', reason: finish ?? 'stop', usage: { inputTokens: plan.inputTokens, outputTokens: used, reasoningTokens }, ...(stopSequence !== undefined ? { stopSequence } : {}) };
 }
 
 export function streamChat(request: ChatRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {

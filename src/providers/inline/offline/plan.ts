@@ -22,7 +22,7 @@ export interface Plan {
    * `truncated`: generation stopped at a budget (the text is a JSON prefix), so the
    * stream ends with finish_reason "length" even when all of it fits max_tokens.
    */
-  output: { kind: 'text'; text: string; truncated?: boolean } | { kind: 'tool_calls'; calls: PlannedCall[] };
+  output: { kind: 'text'; text: string; truncated?: boolean; stopSequence?: string } | { kind: 'tool_calls'; calls: PlannedCall[] };
   /** Separate stream of randomness for logprobs, so asking for them changes no wording. */
   logprobRng: Rng;
 }
@@ -35,13 +35,22 @@ function effortFor(model: string, effort: ReasoningEffort | undefined): Reasonin
 
 /** Cuts text before the first stop sequence, so none ever appears. */
 export function cutAtStop(text: string, stop: readonly string[] | undefined): string {
+  return stopIn(text, stop).text;
+}
+
+/** The text before the first stop sequence, and the sequence found there (the messages surface names it). */
+function stopIn(text: string, stop: readonly string[] | undefined): { text: string; sequence?: string } {
   let end = text.length;
+  let sequence: string | undefined;
   for (const s of stop ?? []) {
     if (s === '') continue;
     const at = text.indexOf(s);
-    if (at >= 0 && at < end) end = at;
+    if (at >= 0 && at < end) {
+      end = at;
+      sequence = s;
+    }
   }
-  return text.slice(0, end);
+  return sequence === undefined ? { text } : { text: text.slice(0, end), sequence };
 }
 
 /**
@@ -71,8 +80,9 @@ function formatOutput(answer: Answer, message: string, format: ResponseFormat | 
 
 /** The text output, cut at a stop sequence; one cut there ended normally, not at a budget. */
 function textOutput(out: { text: string; complete: boolean }, stop: readonly string[] | undefined): Plan['output'] {
-  const text = cutAtStop(out.text, stop);
-  return text.length < out.text.length || out.complete ? { kind: 'text', text } : { kind: 'text', text, truncated: true };
+  const { text, sequence } = stopIn(out.text, stop);
+  if (sequence !== undefined) return { kind: 'text', text, stopSequence: sequence };
+  return out.complete ? { kind: 'text', text } : { kind: 'text', text, truncated: true };
 }
 
 async function schemaTokens(format: ResponseFormat | undefined): Promise<number> {
@@ -115,11 +125,16 @@ export async function planChat(request: ChatRequest): Promise<Plan> {
   );
 
   return {
-    inputTokens: (await countChatTokens(request.messages, request.tools)) + (await schemaTokens(request.responseFormat)),
+    inputTokens: await countInputTokens(request),
     reasoning,
     output,
     logprobRng: mulberry32(hashString('logprobs', rng.int(2 ** 32))),
   };
+}
+
+/** The input tokens a chat request is charged for on this engine (a surface's count_tokens answers the same). */
+export async function countInputTokens(request: Pick<ChatRequest, 'messages' | 'tools' | 'responseFormat'>): Promise<number> {
+  return (await countChatTokens(request.messages, request.tools)) + (await schemaTokens(request.responseFormat));
 }
 
 export async function planCompletion(request: CompletionRequest): Promise<Plan> {

@@ -1,0 +1,98 @@
+// One message, whoever asked for it (an HTTP request, streamed or not; a batch line):
+// the model that runs is chosen (`agent` and `agent-think` as named, any other name on
+// the surface's configured model), the body becomes the ChatRequest chat uses, the Run
+// reserves credits before any model runs, and the same chat provider answers. Its parts
+// are encoded by message-events.ts.
+import type { ChatModel } from '../../contract/models.ts';
+import { estimateInputTokens, Run } from '../../credits/run.ts';
+import { modelNotAllowed } from '../../errors.ts';
+import type { KeyRecord } from '../../keys/keys-service.ts';
+import { outputCap } from '../../keys/key-limits.ts';
+import { callSignal, type Call } from '../../pipeline/call.ts';
+import { countInputTokens } from '../../providers/inline/offline/plan.ts';
+import type { StreamPart } from '../../providers/types.ts';
+import type { Services } from '../../services.ts';
+import { newId } from '../../ids.ts';
+import { resolveFiles } from '../files/resolve-parts.ts';
+import { messageInput, moderateInput } from '../moderations/moderate-input.ts';
+import { consume } from '../stream-answer.ts';
+import { MessageEncoder, type MessageContext } from './message-events.ts';
+import type { ThinkingSignatures } from './thinking-signature.ts';
+import { fileSourceIds, toChatRequest, type CountBody, type MessageBody, type MappedMessage } from './to-chat-request.ts';
+
+export interface StartedMessage {
+  readonly run: Run;
+  readonly events: AsyncIterable<StreamPart>;
+  readonly encoder: MessageEncoder;
+}
+
+/** The chat model a request's `model` runs on: ours by name, a vendor name on the configured one (with thinking: the thinking one). */
+export function modelFor(services: Services, body: CountBody): ChatModel {
+  if (body.model === 'agent' || body.model === 'agent-think') return body.model;
+  const thinking = (body.thinking as { type?: string } | undefined)?.type;
+  return thinking === 'enabled' || thinking === 'adaptive' ? services.config.messagesThinkingModel : services.config.messagesModel;
+}
+
+/** Maps a body for the model that runs, after checking the key may use it (a restricted key's list names our models). */
+async function mapFor(services: Services, signatures: ThinkingSignatures, body: CountBody, key: KeyRecord, maxTokens: number): Promise<MappedMessage> {
+  const model = modelFor(services, body);
+  if (key.models && !key.models.includes(model)) {
+    const why = model === body.model ? '' : ` (the model '${body.model}' runs on '${model}' here)`;
+    throw modelNotAllowed(`This API key is not allowed to use the model '${model}'${why}.`, 'model');
+  }
+  const files = await resolveFiles(fileSourceIds(body), key.accountId, services.files, services.config.bodyLimitBytes);
+  return toChatRequest(body, model, maxTokens, files, signatures, key.accountId);
+}
+
+/** The input tokens the same request is charged for on the offline engine (free: nothing is reserved). */
+export async function countMessageTokens(services: Services, signatures: ThinkingSignatures, body: CountBody, key: KeyRecord): Promise<number> {
+  const mapped = await mapFor(services, signatures, body, key, services.config.defaultMaxOutputTokens);
+  return countInputTokens(mapped.request);
+}
+
+export async function startMessage(services: Services, signatures: ThinkingSignatures, call: Call, body: MessageBody, key: KeyRecord): Promise<StartedMessage> {
+  const maxTokens = outputCap(body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
+  const mapped = await mapFor(services, signatures, body, key, maxTokens);
+  const { request } = mapped;
+  request.requestId = call.id; // the upstream's failure warning names it
+  call.model = body.model ?? call.model;
+  // The Moderate requests switch: every user turn's text (and images) moderated before anything runs.
+  if (key.permissions.moderate) {
+    const inputs = (body.messages as { role: string; content: unknown }[]).map((m, i) => messageInput(asChatContent(m.content), `messages[${i}].content`, new Map()));
+    await moderateInput(services, key, inputs, callSignal(call), call);
+  }
+  const inputTokens = await countInputTokens(request);
+  const run = await Run.open(services, call, { key, model: request.model, input: estimateInputTokens([request.messages, request.tools, request.responseFormat], mapped.attachments), maxOutputTokens: maxTokens });
+  const provider = services.engines.for('chat', request.model);
+  const ctx: MessageContext = {
+    id: newId('msg_'),
+    model: body.model ?? request.model,
+    accountId: key.accountId,
+    signatures,
+    thinking: mapped.thinking,
+    inputTokens,
+    stopSequences: (body.stop_sequences as string[] | undefined) ?? [],
+  };
+  return { run, events: run.meter(provider.chat(request, run.signal)), encoder: new MessageEncoder(ctx) };
+}
+
+/** The vendor's blocks as chat content parts, for moderation: its text and images. */
+function asChatContent(content: unknown): unknown {
+  if (!Array.isArray(content)) return content;
+  return (content as Record<string, any>[]).flatMap((b): Record<string, unknown>[] => {
+    if (b.type === 'text') return [{ type: 'text', text: b.text }];
+    if (b.type === 'image' && b.source?.type === 'base64') return [{ type: 'image_url', image_url: { url: `data:${b.source.media_type};base64,${b.source.data}` } }];
+    if (b.type === 'tool_result' && typeof b.content === 'string') return [{ type: 'text', text: b.content }];
+    return [];
+  });
+}
+
+/** The whole answer as one Message, with the credits it cost; null when the caller went away first. */
+export async function messageOnce(started: StartedMessage): Promise<{ message: Record<string, unknown>; credits: number } | null> {
+  const { encoder } = started;
+  const ran = await consume(started.run, started.run.signal, async () => {
+    for await (const part of started.events) encoder.events(part);
+  });
+  if (!ran) return null;
+  return { message: encoder.message(ran.usage), credits: ran.credits };
+}
