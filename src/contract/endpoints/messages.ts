@@ -169,6 +169,8 @@ const conversationFields = {
   compaction: refused('server-side compaction is not offered on this surface'),
   fallback_credit_token: refused('fallback credits are not offered'),
   fallbacks: refused('fallback models are not offered'),
+  billing_policy: noEffect('the calling key\'s account is billed; `bill_to: "self"` is that', z.looseObject({ type: z.literal('billing_policy'), bill_to: z.literal('self').optional() }).nullable()),
+  thread: refused('server-held conversation state is not offered on this surface: send the whole conversation'),
 } satisfies FieldTable;
 
 export const createMessageFields = {
