@@ -71,6 +71,7 @@ import { Router } from './http/router.ts';
 import { ADMIN, MESSAGES } from './contract/roots.ts';
 import { messagesRoutes } from './api/messages/routes.ts';
 import { ThinkingSignatures } from './api/messages/thinking-signature.ts';
+import { PrefixCache } from './api/messages/prefix-cache.ts';
 import { isAllowEmpty, OutboundGuard, parseOutboundAllow } from './outbound/guard.ts';
 import { loadSearchBackend } from './tools/web-search/backends.ts';
 import { createHttpServer, installPipeline } from './http/server.ts';
@@ -261,7 +262,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   adminRoutes(admin);
   // The messages-style surface: its own root (error shape, documents), the same pipeline and providers.
   const messages = new Router(http, services, MESSAGES);
-  messagesRoutes(messages, new ThinkingSignatures(sealKey));
+  messagesRoutes(messages, { signatures: new ThinkingSignatures(sealKey), prefixCache: new PrefixCache() });
   options.routes?.(router);
   // Last: each root's published contract lists what the routes above registered.
   metaRoutes(router);

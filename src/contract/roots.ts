@@ -93,7 +93,7 @@ export const ADMIN: Root = {
  */
 export const messagesErrors: ErrorShape = {
   status: (error) => messagesError(error).status,
-  body: (error, requestId) => ({ type: 'error', error: { type: messagesError(error).type, message: error.message }, request_id: requestId }),
+  body: (error, requestId) => ({ type: 'error', error: { type: messagesError(error).type, message: messagesErrorMessage(error) }, request_id: requestId }),
   schema: {
     type: 'object',
     required: ['type', 'error', 'request_id'],
@@ -113,6 +113,11 @@ export const messagesErrors: ErrorShape = {
     },
   },
 };
+
+/** The vendor's shape has no `param`: the field at fault leads the message, as the vendor words it (`messages.0.content: ...`). */
+export function messagesErrorMessage(error: ApiError): string {
+  return error.param && !error.message.includes(error.param) ? `${error.param}: ${error.message}` : error.message;
+}
 
 /** The status and vendor error type of one of our errors on the messages surface. */
 export function messagesError(error: ApiError): { status: number; type: string } {

@@ -17,7 +17,14 @@ import { resolveFiles } from '../files/resolve-parts.ts';
 import { messageInput, moderateInput } from '../moderations/moderate-input.ts';
 import { consume } from '../stream-answer.ts';
 import { MessageEncoder, type MessageContext } from './message-events.ts';
+import { cachePrefix, MIN_CACHEABLE_TOKENS, type PrefixCache } from './prefix-cache.ts';
 import type { ThinkingSignatures } from './thinking-signature.ts';
+
+/** What the surface keeps between requests: the key that signs thinking, the offline prefix cache. */
+export interface MessagesDeps {
+  signatures: ThinkingSignatures;
+  prefixCache: PrefixCache;
+}
 import { fileSourceIds, toChatRequest, type CountBody, type MessageBody, type MappedMessage } from './to-chat-request.ts';
 
 export interface StartedMessage {
@@ -34,25 +41,34 @@ export function modelFor(services: Services, body: CountBody): ChatModel {
 }
 
 /** Maps a body for the model that runs, after checking the key may use it (a restricted key's list names our models). */
-async function mapFor(services: Services, signatures: ThinkingSignatures, body: CountBody, key: KeyRecord, maxTokens: number): Promise<MappedMessage> {
+async function mapFor(services: Services, deps: MessagesDeps, body: CountBody, key: KeyRecord, maxTokens: number): Promise<MappedMessage & { cached: { tokens: number; body: Record<string, unknown>; ttlMs: number } | null }> {
   const model = modelFor(services, body);
   if (key.models && !key.models.includes(model)) {
     const why = model === body.model ? '' : ` (the model '${body.model}' runs on '${model}' here)`;
     throw modelNotAllowed(`This API key is not allowed to use the model '${model}'${why}.`, 'model');
   }
+  const prefix = cachePrefix(body as Record<string, unknown>);
   const files = await resolveFiles(fileSourceIds(body), key.accountId, services.files, services.config.bodyLimitBytes);
-  return toChatRequest(body, model, maxTokens, files, signatures, key.accountId);
+  const mapped = toChatRequest(body, model, maxTokens, files, deps.signatures, key.accountId);
+  // The prefix's tokens, counted as the whole request's are (so a read never exceeds the input).
+  let cached = null;
+  if (prefix) {
+    const tokens = await countInputTokens(toChatRequest(prefix.body as CountBody, model, maxTokens, files, deps.signatures, key.accountId).request);
+    if (tokens >= MIN_CACHEABLE_TOKENS) cached = { tokens, body: prefix.body, ttlMs: prefix.ttlMs };
+  }
+  return { ...mapped, cached };
 }
 
-/** The input tokens the same request is charged for on the offline engine (free: nothing is reserved). */
-export async function countMessageTokens(services: Services, signatures: ThinkingSignatures, body: CountBody, key: KeyRecord): Promise<number> {
-  const mapped = await mapFor(services, signatures, body, key, services.config.defaultMaxOutputTokens);
+/** The input tokens the same request is charged for on the offline engine (free: nothing is reserved, nothing cached). */
+export async function countMessageTokens(services: Services, deps: MessagesDeps, body: CountBody, key: KeyRecord): Promise<number> {
+  const mapped = await mapFor(services, deps, body, key, services.config.defaultMaxOutputTokens);
   return countInputTokens(mapped.request);
 }
 
-export async function startMessage(services: Services, signatures: ThinkingSignatures, call: Call, body: MessageBody, key: KeyRecord): Promise<StartedMessage> {
+export async function startMessage(services: Services, deps: MessagesDeps, call: Call, body: MessageBody, key: KeyRecord): Promise<StartedMessage> {
+  const { signatures } = deps;
   const maxTokens = outputCap(body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
-  const mapped = await mapFor(services, signatures, body, key, maxTokens);
+  const mapped = await mapFor(services, deps, body, key, maxTokens);
   const { request } = mapped;
   request.requestId = call.id; // the upstream's failure warning names it
   call.model = body.model ?? call.model;
@@ -64,6 +80,8 @@ export async function startMessage(services: Services, signatures: ThinkingSigna
   const inputTokens = await countInputTokens(request);
   const run = await Run.open(services, call, { key, model: request.model, input: estimateInputTokens([request.messages, request.tools, request.responseFormat], mapped.attachments), maxOutputTokens: maxTokens });
   const provider = services.engines.for('chat', request.model);
+  // The offline engine's prefix cache (an upstream reports its own cached tokens).
+  const cache = mapped.cached && provider.name === 'offline' ? { tokens: mapped.cached.tokens, use: deps.prefixCache.use(key.accountId, request.model, mapped.cached.body, mapped.cached.ttlMs) } : null;
   const ctx: MessageContext = {
     id: newId('msg_'),
     model: body.model ?? request.model,
@@ -72,6 +90,7 @@ export async function startMessage(services: Services, signatures: ThinkingSigna
     thinking: mapped.thinking,
     inputTokens,
     stopSequences: (body.stop_sequences as string[] | undefined) ?? [],
+    cache,
   };
   return { run, events: run.meter(provider.chat(request, run.signal)), encoder: new MessageEncoder(ctx) };
 }

@@ -17,6 +17,8 @@ export interface MessageContext {
   /** The input tokens counted before the provider ran (message_start's usage). */
   inputTokens: number;
   stopSequences: readonly string[];
+  /** The offline prefix cache's verdict on this request's prefix, null without one (or on an upstream). */
+  cache: { tokens: number; use: 'created' | 'read' } | null;
 }
 
 type Block = Record<string, unknown>;
@@ -35,19 +37,28 @@ export function stopReasonFor(reason: FinishReason, stopSequence: string | null)
   }
 }
 
-/** The counters of a message's usage (message_delta carries these, cumulative, and a client overwrites with them). */
-function counters(usage: Usage) {
+type CacheUse = MessageContext['cache'];
+
+/**
+ * The counters of a message's usage (message_delta carries these, cumulative, and a
+ * client overwrites with them). input_tokens is what follows the cached prefix, as the
+ * vendor counts it: input + creation + read is the whole input.
+ */
+function counters(usage: Usage, cache: CacheUse) {
+  const read = cache?.use === 'read' ? cache.tokens : (usage.cachedInputTokens ?? 0);
+  const created = cache?.use === 'created' ? cache.tokens : 0;
   return {
-    input_tokens: usage.inputTokens - (usage.cachedInputTokens ?? 0),
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: usage.cachedInputTokens ?? 0,
+    input_tokens: Math.max(0, usage.inputTokens - read - created),
+    cache_creation_input_tokens: created,
+    cache_read_input_tokens: read,
     output_tokens: usage.outputTokens,
   };
 }
 
 /** The usage object of a message (message_start's holds the same fields, so a stream accumulates to the whole message). */
-export function usageObject(usage: Usage) {
-  return { ...counters(usage), cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' };
+export function usageObject(usage: Usage, cache: CacheUse) {
+  const c = counters(usage, cache);
+  return { ...c, cache_creation: { ephemeral_5m_input_tokens: c.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' };
 }
 
 /** Turns parts into events, and keeps the blocks they make for the whole message. */
@@ -73,7 +84,7 @@ export class MessageEncoder {
         stop_sequence: null,
         stop_details: null,
         container: null,
-        usage: usageObject({ inputTokens: this.ctx.inputTokens, outputTokens: 1 }),
+        usage: usageObject({ inputTokens: this.ctx.inputTokens, outputTokens: 1 }, this.ctx.cache),
       },
     };
   }
@@ -164,7 +175,7 @@ export class MessageEncoder {
   }
 
   messageDelta(usage: Usage): Event {
-    return { type: 'message_delta', delta: { stop_reason: this.stopReason, stop_sequence: this.finish?.stopSequence ?? null, stop_details: null }, usage: counters(usage) };
+    return { type: 'message_delta', delta: { stop_reason: this.stopReason, stop_sequence: this.finish?.stopSequence ?? null, stop_details: null }, usage: counters(usage, this.ctx.cache) };
   }
 
   /** The whole message, from the blocks the events built. */
@@ -179,7 +190,7 @@ export class MessageEncoder {
       stop_sequence: this.finish?.stopSequence ?? null,
       stop_details: null,
       container: null,
-      usage: usageObject(usage),
+      usage: usageObject(usage, this.ctx.cache),
     };
   }
 }

@@ -166,6 +166,22 @@ for (const [generation, make] of generations) {
       assert.equal(counted.input_tokens, m.usage.input_tokens + (m.usage.cache_read_input_tokens ?? 0));
     });
 
+    test('cache_control: a repeated prefix reads from the per-account cache', async () => {
+      const system = [{ type: 'text' as const, text: `${generation}: ${'Rivers carry water to the sea through valleys and plains. '.repeat(120)}`, cache_control: { type: 'ephemeral' as const } }];
+      const params = { model: 'agent', max_tokens: 50, system, messages: [{ role: 'user' as const, content: 'Summarize the rules.' }] };
+      const first = await client.messages.create(params);
+      assert.ok((first.usage.cache_creation_input_tokens ?? 0) >= 1024, JSON.stringify(first.usage));
+      assert.equal(first.usage.cache_read_input_tokens, 0);
+      const second = await client.messages.create({ ...params, messages: [{ role: 'user', content: 'Now list them.' }] });
+      assert.equal(second.usage.cache_read_input_tokens, first.usage.cache_creation_input_tokens);
+      assert.equal(second.usage.cache_creation_input_tokens, 0);
+      const counted = await client.messages.countTokens({ model: 'agent', system, messages: [{ role: 'user', content: 'Now list them.' }] });
+      assert.equal(counted.input_tokens, second.usage.input_tokens + (second.usage.cache_read_input_tokens ?? 0));
+      // A fifth breakpoint is refused, naming it.
+      const five = Array.from({ length: 5 }, (_, i) => ({ type: 'text' as const, text: `part ${i}`, cache_control: { type: 'ephemeral' as const } }));
+      await assert.rejects(client.messages.create({ ...params, system: five }), (e: unknown) => (e as { status?: number }).status === 400 && /system\[4\]\.cache_control/.test((e as Error).message));
+    });
+
     test('models: list in pages and retrieve, in the vendor shape', async () => {
       const ids: string[] = [];
       for await (const model of client.models.list({ limit: 1 })) ids.push(model.id);

@@ -5,22 +5,22 @@
 import { fromMicro } from '../../accounts/money.ts';
 import { SVC_HEADER } from '../../contract/fields.ts';
 import { countMessageTokens as countMessageTokensContract, createMessage, listMessagesModels, retrieveMessagesModel } from '../../contract/endpoints/messages.ts';
-import { messagesError } from '../../contract/roots.ts';
+import { messagesError, messagesErrorMessage } from '../../contract/roots.ts';
 import { CHAT_MODELS } from '../../contract/models.ts';
 import { notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { streamAnswer } from '../stream-answer.ts';
 import { countMessageTokens, messageOnce, startMessage } from './message-call.ts';
-import type { ThinkingSignatures } from './thinking-signature.ts';
+import type { MessagesDeps } from './message-call.ts';
 
 const PING = 'event: ping\ndata: {"type":"ping"}\n\n';
 
-export function messagesRoutes(router: Router, signatures: ThinkingSignatures): void {
+export function messagesRoutes(router: Router, deps: MessagesDeps): void {
   const services = router.services;
 
   router.endpoint(createMessage, async ({ body, key, request, reply }) => {
-    const started = await startMessage(services, signatures, request.state, body, key);
+    const started = await startMessage(services, deps, request.state, body, key);
     if (!body.stream) {
       const done = await messageOnce(started);
       if (!done) return reply;
@@ -39,11 +39,11 @@ export function messagesRoutes(router: Router, signatures: ThinkingSignatures): 
       head: [encoder.messageStart(), { type: 'ping' }],
       chunk: (e) => encoder.events(e),
       tail: (_credits, usage) => [encoder.messageDelta(usage), { type: 'message_stop' }],
-      failure: (error) => [{ type: 'error', error: { type: messagesError(error).type, message: error.message }, request_id: request.id }],
+      failure: (error) => [{ type: 'error', error: { type: messagesError(error).type, message: messagesErrorMessage(error) }, request_id: request.id }],
     });
   });
 
-  router.endpoint(countMessageTokensContract, async ({ body, key }) => ({ input_tokens: await countMessageTokens(services, signatures, body, key) }));
+  router.endpoint(countMessageTokensContract, async ({ body, key }) => ({ input_tokens: await countMessageTokens(services, deps, body, key) }));
 
   router.endpoint(listMessagesModels, async ({ key, query }) => {
     const all = modelsFor(key);
