@@ -77,7 +77,8 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
     const inputs = (body.messages as { role: string; content: unknown }[]).map((m, i) => messageInput(asChatContent(m.content), `messages[${i}].content`, new Map()));
     await moderateInput(services, key, inputs, callSignal(call), call);
   }
-  const inputTokens = await countInputTokens(request);
+  // message_start reports the input before the provider's usage comes: counted for streams only.
+  const inputTokens = body.stream ? await countInputTokens(request) : 0;
   const run = await Run.open(services, call, { key, model: request.model, input: estimateInputTokens([request.messages, request.tools, request.responseFormat], mapped.attachments), maxOutputTokens: maxTokens });
   const provider = services.engines.for('chat', request.model);
   // The offline engine's prefix cache (an upstream reports its own cached tokens).

@@ -35,7 +35,7 @@ for (const [generation, make] of generations) {
     let client: Client;
     let keyId: string;
     before(async () => {
-      const created = await server.createKey();
+      const created = await server.createKey({ permissions: { function_calling: true } });
       keyId = created.id;
       client = make(created.key);
     });
@@ -238,6 +238,16 @@ describe('messages surface: limits, credits and the /v1 twin', () => {
     await assert.rejects(rl.messages.create({ model: 'agent', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }), (e: unknown) => {
       assert.ok(e instanceof Anthropic1.RateLimitError);
       assert.equal((e as unknown as { error: { error: { type: string } } }).error.error.type, 'rate_limit_error');
+      return true;
+    });
+  });
+
+  test('tools need the key\'s Function calling switch, as on /v1: 403 permission_error without it', async () => {
+    const { key } = await server.createKey();
+    const client = new Anthropic1({ apiKey: key, baseURL: `${server.origin}/api/messages`, maxRetries: 0 });
+    await assert.rejects(client.messages.create({ model: 'agent', max_tokens: 20, tools: [weatherTool], messages: [{ role: 'user', content: 'hi' }] }), (e: unknown) => {
+      assert.ok(e instanceof Anthropic1.PermissionDeniedError);
+      assert.equal((e as unknown as { error: { error: { type: string } } }).error.error.type, 'permission_error');
       return true;
     });
   });

@@ -105,6 +105,10 @@ function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
   }
   (body.messages as Block[]).forEach((m, i) => {
     const at = `messages[${i}]`;
+    if (m.role === 'system') {
+      out.push({ role: 'system', content: textOfBlocks(m.content) });
+      return;
+    }
     if (typeof m.content === 'string') {
       out.push(m.role === 'user' ? { role: 'user', content: m.content } : { role: 'assistant', content: m.content });
       return;

@@ -4,7 +4,7 @@
 // MessageCreateParams (0.x and 1.x, the beta variant included) defines is in the table;
 // a test fails when an installed SDK grows one that is not.
 import { z } from 'zod';
-import { applied, noEffect, refused } from '../fields.ts';
+import { applied, needs, noEffect, refused } from '../fields.ts';
 import { jsonSchemaObject } from '../json-schema-limits.ts';
 import type { FieldTable } from '../types.ts';
 import { defineEndpoint } from '../types.ts';
@@ -83,7 +83,8 @@ export const contentBlockParamSchema = z
 
 export const messageParamSchema = z
   .looseObject({
-    role: z.enum(['user', 'assistant']),
+    // `system` turns inside the conversation: Claude Code sends them (its environment and deferred tools).
+    role: z.enum(['user', 'assistant', 'system']),
     content: z.union([z.string(), z.array(contentBlockParamSchema).max(10_000)]),
   })
   .meta({ id: 'MessageParam' });
@@ -127,9 +128,12 @@ const toolChoiceSchema = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('none') }),
 ]);
 
+/** `omitted` sends thinking blocks without their text; any other display (`summarized`, Claude Code's `updates`) shows it. */
+const thinkingDisplay = z.string().max(64).nullable().optional();
+
 const thinkingSchema = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024, 'budget_tokens must be at least 1024'), display: z.enum(['summarized', 'omitted']).optional() }),
-  z.looseObject({ type: z.literal('adaptive'), display: z.enum(['summarized', 'omitted']).optional() }),
+  z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024, 'budget_tokens must be at least 1024'), display: thinkingDisplay }),
+  z.looseObject({ type: z.literal('adaptive'), display: thinkingDisplay }),
   z.looseObject({ type: z.literal('disabled') }),
 ]);
 
@@ -148,7 +152,7 @@ const conversationFields = {
   model: applied(z.string().min(1).max(256), '`agent` and `agent-think` run as named; any other (vendor) model name runs on the model configured for this surface (MESSAGES_MODEL) and is echoed as sent. The key\'s allowed models apply to the model that runs.'),
   messages: applied(z.array(messageParamSchema).min(1, 'messages must hold at least one message').max(100_000)),
   system: applied(systemSchema),
-  tools: applied(z.array(toolSchema).max(MAX_TOOLS, `tools holds at most ${MAX_TOOLS} tools`), 'custom tools (client tools, defer_loading accepted and loaded at once); web_search, web_fetch and code_execution are server tools; the computer, browser, bash, text editor, memory and tool search toolsets are refused'),
+  tools: needs('function_calling', applied(z.array(toolSchema).max(MAX_TOOLS, `tools holds at most ${MAX_TOOLS} tools`), 'custom tools (client tools, defer_loading accepted and loaded at once); web_search, web_fetch and code_execution are server tools; the computer, browser, bash, text editor, memory and tool search toolsets are refused; needs the key\'s Function calling switch, as on /v1')),
   tool_choice: applied(toolChoiceSchema),
   thinking: applied(thinkingSchema, '`enabled` (budget_tokens from 1024, below max_tokens) and `adaptive` think on agent-think; `disabled` answers without thinking'),
   output_config: applied(outputConfigSchema, '`effort` sets the reasoning effort; `format` with a JSON schema makes the text validate against it'),
@@ -181,7 +185,7 @@ export const createMessageFields = {
   temperature: applied(z.number().min(0).max(1)),
   top_p: applied(z.number().min(0).max(1)),
   top_k: applied(z.number().int().min(0)),
-  metadata: noEffect('user_id is accepted and not stored', z.looseObject({ user_id: z.string().max(256).nullable().optional() })),
+  metadata: noEffect('user_id is accepted and not stored', z.looseObject({ user_id: z.string().max(4_096).nullable().optional() })),
   service_tier: noEffect('one tier', z.enum(['auto', 'standard_only'])),
 } satisfies FieldTable;
 

@@ -9,7 +9,7 @@ let server: TestServer;
 let model: ChatAnthropic;
 before(async () => {
   server = await startTestServer();
-  const { key } = await server.createKey();
+  const { key } = await server.createKey({ permissions: { function_calling: true } });
   model = new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: key, anthropicApiUrl: `${server.origin}/api/messages`, maxRetries: 0 });
 });
 after(() => server.close());

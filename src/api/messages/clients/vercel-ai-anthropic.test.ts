@@ -12,7 +12,7 @@ let server: TestServer;
 let anthropic: ReturnType<typeof createAnthropic>;
 before(async () => {
   server = await startTestServer();
-  const { key } = await server.createKey();
+  const { key } = await server.createKey({ permissions: { function_calling: true } });
   anthropic = createAnthropic({ baseURL: `${server.origin}/api/messages/v1`, apiKey: key });
 });
 after(() => server.close());
