@@ -111,7 +111,7 @@ function asChatContent(content: unknown): unknown {
 export async function messageOnce(started: StartedMessage): Promise<{ message: Record<string, unknown>; credits: number } | null> {
   const { encoder } = started;
   const ran = await consume(started.run, started.run.signal, async () => {
-    for await (const part of started.events) encoder.events(part);
+    for await (const part of started.events) encoder.collect(part);
   });
   if (!ran) return null;
   return { message: encoder.message(ran.usage), credits: ran.credits };

@@ -23,6 +23,7 @@ export interface MessageContext {
 
 type Block = Record<string, unknown>;
 type Event = Record<string, unknown> & { type: string };
+const NONE: Event[] = [];
 
 export function stopReasonFor(reason: FinishReason, stopSequence: string | null): StopReason {
   switch (reason) {
@@ -68,6 +69,8 @@ export class MessageEncoder {
   private readonly open = new Map<string, { index: number; block: Block; json?: string }>();
   finish: { reason: FinishReason; stopSequence: string | null } | null = null;
   private hasToolUse = false;
+  /** Off for a whole (non-streamed) answer: the blocks are built, no event objects per token. */
+  private emit = true;
 
   constructor(private readonly ctx: MessageContext) {}
 
@@ -96,6 +99,12 @@ export class MessageEncoder {
     return { type: 'content_block_start', index, content_block: { ...block } };
   }
 
+  /** Builds the blocks of a whole answer from one part, without its events. */
+  collect(e: StreamPart): void {
+    this.emit = false;
+    this.events(e);
+  }
+
   /** The events for one part (none for parts this surface does not show). */
   events(e: StreamPart): Event[] {
     switch (e.type) {
@@ -105,6 +114,7 @@ export class MessageEncoder {
         const o = this.open.get(e.id);
         if (!o) return [];
         o.block.text = (o.block.text as string) + e.delta;
+        if (!this.emit) return NONE;
         return [{ type: 'content_block_delta', index: o.index, delta: { type: 'text_delta', text: e.delta } }];
       }
       case 'reasoning-start':
@@ -114,6 +124,7 @@ export class MessageEncoder {
         if (!o) return [];
         if (this.ctx.thinking === 'omitted') return [];
         o.block.thinking = (o.block.thinking as string) + e.delta;
+        if (!this.emit) return NONE;
         return [{ type: 'content_block_delta', index: o.index, delta: { type: 'thinking_delta', thinking: e.delta } }];
       }
       case 'reasoning-end': {
@@ -138,7 +149,7 @@ export class MessageEncoder {
         const o = this.open.get(e.id);
         if (!o || o.json === undefined) return [];
         o.json += e.delta;
-        return e.delta === '' ? [] : [{ type: 'content_block_delta', index: o.index, delta: { type: 'input_json_delta', partial_json: e.delta } }];
+        return e.delta === '' || !this.emit ? [] : [{ type: 'content_block_delta', index: o.index, delta: { type: 'input_json_delta', partial_json: e.delta } }];
       }
       case 'text-end':
       case 'tool-input-end': {

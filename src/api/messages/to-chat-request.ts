@@ -218,6 +218,8 @@ export function toChatRequest(body: AnyBody, model: ChatModel, maxTokens: number
   const b = body as Block;
   const request: ChatRequest = {
     model,
+    // A whole answer is fetched whole from an upstream (one JSON, not a stream to reassemble).
+    stream: 'stream' in body && body.stream === true,
     messages,
     ...(tools.length ? { tools } : {}),
     ...(tools.length ? mapToolChoice(body, tools) : body.tool_choice && (body.tool_choice as Block).type !== 'none' && (body.tool_choice as Block).type !== 'auto' ? mapToolChoice(body, tools) : {}),
