@@ -19,13 +19,46 @@ import { consume } from '../stream-answer.ts';
 import { MessageEncoder, type MessageContext } from './message-events.ts';
 import { cachePrefix, MIN_CACHEABLE_TOKENS, type PrefixCache } from './prefix-cache.ts';
 import type { ThinkingSignatures } from './thinking-signature.ts';
+import { runAgent } from '../../agent/agent-loop.ts';
+import type { ToolRegistry, ToolSet } from '../../tools/registry.ts';
+import type { AgentTool } from '../../tools/types.ts';
+import { OPEN_PAGE_FUNCTION_NAME, WEB_SEARCH_FUNCTION_NAME } from '../../tools/web-search/web-tools.ts';
 
-/** What the surface keeps between requests: the key that signs thinking, the offline prefix cache. */
+/** What the surface keeps between requests: the key that signs thinking, the offline prefix cache, the tool registry. */
 export interface MessagesDeps {
   signatures: ThinkingSignatures;
   prefixCache: PrefixCache;
+  tools: ToolRegistry;
 }
-import { fileSourceIds, toChatRequest, type CountBody, type MessageBody, type MappedMessage } from './to-chat-request.ts';
+
+/**
+ * The server tools a request offers, from the one registry: web_search (with a search
+ * backend; without one the model is told it cannot search) and web_fetch (the registry's
+ * page reader through the outbound guard, under the vendor's name). Each keeps its
+ * `max_uses`, else the registry's cap.
+ */
+function serverToolSet(tools: ToolRegistry, entries: readonly ServerToolEntry[], log: Call['log']): ToolSet {
+  if (entries.length === 0) return { tools: [], notes: [] };
+  const web = tools.web({ allowedDomains: [], contextSize: 'medium', externalWebAccess: true }, log);
+  const out: AgentTool[] = [];
+  const notes: string[] = [];
+  for (const entry of entries) {
+    const cap = entry.maxUses !== undefined ? { maxUses: entry.maxUses } : {};
+    if (entry.kind === 'web_search') {
+      const search = web.tools.find((t) => t.definition.name === WEB_SEARCH_FUNCTION_NAME);
+      if (search) out.push({ ...search, ...cap });
+      else notes.push(...web.notes);
+    } else {
+      const open = web.tools.find((t) => t.definition.name === OPEN_PAGE_FUNCTION_NAME)!;
+      out.push({ ...open, ...cap, definition: { ...open.definition, name: WEB_FETCH_NAME, description: 'Fetches a web page (an https URL from the user or from search results) and returns its text.' } });
+    }
+  }
+  return { tools: out, notes };
+}
+
+/** The vendor's name for the page reader. */
+export const WEB_FETCH_NAME = 'web_fetch';
+import { fileSourceIds, toChatRequest, type CountBody, type MessageBody, type MappedMessage, type ServerToolEntry } from './to-chat-request.ts';
 
 export interface StartedMessage {
   readonly run: Run;
@@ -79,7 +112,14 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
   }
   // message_start reports the input before the provider's usage comes: counted for streams only.
   const inputTokens = body.stream ? await countInputTokens(request) : 0;
-  const run = await Run.open(services, call, { key, model: request.model, input: estimateInputTokens([request.messages, request.tools, request.responseFormat], mapped.attachments), maxOutputTokens: maxTokens });
+  const server = serverToolSet(deps.tools, mapped.serverTools, call.log);
+  if (server.notes.length > 0) request.messages.unshift(...server.notes.map((content) => ({ role: 'system' as const, content })));
+  const run = await Run.open(services, call, {
+    key,
+    model: request.model,
+    input: estimateInputTokens([request.messages, request.tools, request.responseFormat, server.tools.map((t) => t.definition)], mapped.attachments),
+    maxOutputTokens: maxTokens,
+  });
   const provider = services.engines.for('chat', request.model);
   // The offline engine's prefix cache (an upstream reports its own cached tokens).
   const cache = mapped.cached && provider.name === 'offline' ? { tokens: mapped.cached.tokens, use: deps.prefixCache.use(key.accountId, request.model, mapped.cached.body, mapped.cached.ttlMs) } : null;
@@ -92,8 +132,14 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
     inputTokens,
     stopSequences: (body.stop_sequences as string[] | undefined) ?? [],
     cache,
+    serverTools: mapped.serverTools.length > 0,
   };
-  return { run, events: run.meter(provider.chat(request, run.signal)), encoder: new MessageEncoder(ctx) };
+  // Server tools run in the one agent loop, each fee a run of its own; without them the provider answers directly.
+  const source =
+    server.tools.length === 0
+      ? provider.chat(request, run.signal)
+      : runAgent(provider, request, server.tools, run.signal, run.agentHooks(mapped.attachments, maxTokens), services.config.agentLimits);
+  return { run, events: run.meter(source), encoder: new MessageEncoder(ctx) };
 }
 
 /** The vendor's blocks as chat content parts, for moderation: its text and images. */

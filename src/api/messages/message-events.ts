@@ -19,6 +19,8 @@ export interface MessageContext {
   stopSequences: readonly string[];
   /** The offline prefix cache's verdict on this request's prefix, null without one (or on an upstream). */
   cache: { tokens: number; use: 'created' | 'read' } | null;
+  /** The request offers server tools: usage counts their requests (`server_tool_use`). */
+  serverTools: boolean;
 }
 
 type Block = Record<string, unknown>;
@@ -45,7 +47,7 @@ type CacheUse = MessageContext['cache'];
  * client overwrites with them). input_tokens is what follows the cached prefix, as the
  * vendor counts it: input + creation + read is the whole input.
  */
-function counters(usage: Usage, cache: CacheUse) {
+function counters(usage: Usage, cache: CacheUse, server?: ServerUse) {
   const read = cache?.use === 'read' ? cache.tokens : (usage.cachedInputTokens ?? 0);
   const created = cache?.use === 'created' ? cache.tokens : 0;
   return {
@@ -53,12 +55,16 @@ function counters(usage: Usage, cache: CacheUse) {
     cache_creation_input_tokens: created,
     cache_read_input_tokens: read,
     output_tokens: usage.outputTokens,
+    ...(server ? { server_tool_use: { web_search_requests: server.web_search, web_fetch_requests: server.web_fetch } } : {}),
   };
 }
 
+/** Requests each server tool made (those past their max_uses made none). */
+type ServerUse = { web_search: number; web_fetch: number };
+
 /** The usage object of a message (message_start's holds the same fields, so a stream accumulates to the whole message). */
-export function usageObject(usage: Usage, cache: CacheUse) {
-  const c = counters(usage, cache);
+export function usageObject(usage: Usage, cache: CacheUse, server?: ServerUse) {
+  const c = counters(usage, cache, server);
   return { ...c, cache_creation: { ephemeral_5m_input_tokens: c.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' };
 }
 
@@ -71,8 +77,11 @@ export class MessageEncoder {
   private hasToolUse = false;
   /** Off for a whole (non-streamed) answer: the blocks are built, no event objects per token. */
   private emit = true;
+  private readonly serverUse: ServerUse | undefined;
 
-  constructor(private readonly ctx: MessageContext) {}
+  constructor(private readonly ctx: MessageContext) {
+    this.serverUse = ctx.serverTools ? { web_search: 0, web_fetch: 0 } : undefined;
+  }
 
   messageStart(): Event {
     return {
@@ -87,7 +96,7 @@ export class MessageEncoder {
         stop_sequence: null,
         stop_details: null,
         container: null,
-        usage: usageObject({ inputTokens: this.ctx.inputTokens, outputTokens: 1 }, this.ctx.cache),
+        usage: usageObject({ inputTokens: this.ctx.inputTokens, outputTokens: 1 }, this.ctx.cache, this.serverUse && { web_search: 0, web_fetch: 0 }),
       },
     };
   }
@@ -139,7 +148,12 @@ export class MessageEncoder {
         ];
       }
       case 'tool-input-start': {
-        if (e.providerExecuted) return [];
+        if (e.providerExecuted) {
+          // A server tool's call: shown as it opens, its input streamed like a client call's.
+          const event = this.start(e.id, { type: 'server_tool_use', id: e.id, name: e.toolName, input: {} });
+          this.open.get(e.id)!.json = '';
+          return [event];
+        }
         this.hasToolUse = true;
         const event = this.start(e.id, { type: 'tool_use', id: e.id, name: e.toolName, input: {} });
         this.open.get(e.id)!.json = '';
@@ -158,6 +172,13 @@ export class MessageEncoder {
         this.open.delete(e.id);
         if (o.json !== undefined) o.block.input = toolInput(o.json);
         return [{ type: 'content_block_stop', index: o.index }];
+      }
+      case 'tool-result': {
+        const block = this.resultBlock(e.toolCallId, e.toolName, e.data, e.result);
+        if (!block) return [];
+        const index = this.content.length;
+        this.content.push(block);
+        return this.emit ? [{ type: 'content_block_start', index, content_block: block }, { type: 'content_block_stop', index }] : NONE;
       }
       case 'finish': {
         const stopSequence = e.reason === 'stop' ? matchedStop(this.content, this.ctx.stopSequences, e.stopSequence) : null;
@@ -181,12 +202,42 @@ export class MessageEncoder {
     }
   }
 
+  /** A server tool's result block in the vendor's shape; null for a tool this surface does not show. */
+  private resultBlock(toolUseId: string, name: string, data: unknown, text: string): Block | null {
+    const web = data as { kind?: string; status?: string; sources?: { url: string; title: string }[]; action?: { url?: string } } | undefined;
+    // The loop answers a call past max_uses without running the tool: no data.
+    const error = web?.kind !== 'web' ? 'max_uses_exceeded' : web.status !== 'completed' ? 'unavailable' : null;
+    if (name === 'web_search') {
+      if (!error && this.serverUse) this.serverUse.web_search++;
+      const content = error
+        ? { type: 'web_search_tool_result_error', error_code: error }
+        : (web!.sources ?? []).map((s) => ({ type: 'web_search_result', url: s.url, title: s.title, encrypted_content: '', page_age: null }));
+      return { type: 'web_search_tool_result', tool_use_id: toolUseId, content };
+    }
+    if (name === 'web_fetch') {
+      if (!error && this.serverUse) this.serverUse.web_fetch++;
+      if (error) return { type: 'web_fetch_tool_result', tool_use_id: toolUseId, content: { type: 'web_fetch_tool_result_error', error_code: error === 'unavailable' ? 'url_not_accessible' : error } };
+      const source = web!.sources?.[0];
+      return {
+        type: 'web_fetch_tool_result',
+        tool_use_id: toolUseId,
+        content: {
+          type: 'web_fetch_result',
+          url: source?.url ?? web!.action?.url ?? '',
+          retrieved_at: new Date().toISOString(),
+          content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text }, title: source?.title ?? null },
+        },
+      };
+    }
+    return null;
+  }
+
   get stopReason(): StopReason {
     return this.finish ? stopReasonFor(this.finish.reason, this.finish.stopSequence) : 'end_turn';
   }
 
   messageDelta(usage: Usage): Event {
-    return { type: 'message_delta', delta: { stop_reason: this.stopReason, stop_sequence: this.finish?.stopSequence ?? null, stop_details: null }, usage: counters(usage, this.ctx.cache) };
+    return { type: 'message_delta', delta: { stop_reason: this.stopReason, stop_sequence: this.finish?.stopSequence ?? null, stop_details: null }, usage: counters(usage, this.ctx.cache, this.serverUse) };
   }
 
   /** The whole message, from the blocks the events built. */
@@ -201,7 +252,7 @@ export class MessageEncoder {
       stop_sequence: this.finish?.stopSequence ?? null,
       stop_details: null,
       container: null,
-      usage: usageObject(usage, this.ctx.cache),
+      usage: usageObject(usage, this.ctx.cache, this.serverUse),
     };
   }
 }

@@ -15,8 +15,17 @@ export type MessageBody = BodyOf<typeof createMessage>;
 export type CountBody = BodyOf<typeof countMessageTokens>;
 type AnyBody = MessageBody | CountBody;
 
+/** A server tool the request offers (web_search, web_fetch): run by the service through the agent loop. */
+export interface ServerToolEntry {
+  kind: 'web_search' | 'web_fetch';
+  /** The tool's dated type, as sent. */
+  type: string;
+  maxUses?: number;
+}
+
 export interface MappedMessage {
   request: ChatRequest;
+  serverTools: ServerToolEntry[];
   /** Images and documents in the conversation (each adds a fixed amount to the reservation's estimate). */
   attachments: number;
   /** The thinking the answer shows: none, its text, or empty blocks that keep their signatures. */
@@ -154,8 +163,14 @@ function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
   return out;
 }
 
-/** Custom tools become function tools; typed vendor tools are sorted into server tools (not offered yet here) and refusals. */
-function mapTools(body: AnyBody): FunctionTool[] {
+/** Members of a server tool SPEC refuses ("domain limits on search and fetch"), by kind. */
+const REFUSED_MEMBERS: Record<ServerToolEntry['kind'], readonly string[]> = {
+  web_search: ['allowed_domains', 'blocked_domains'],
+  web_fetch: ['allowed_domains', 'blocked_domains'],
+};
+
+/** Custom tools become function tools; typed vendor tools are sorted into server tools and refusals. */
+function mapTools(body: AnyBody, server: ServerToolEntry[]): FunctionTool[] {
   const tools: FunctionTool[] = [];
   (body.tools as Block[] | undefined)?.forEach((t, i) => {
     if (t.type === undefined || t.type === 'custom') {
@@ -165,8 +180,17 @@ function mapTools(body: AnyBody): FunctionTool[] {
     const type = String(t.type);
     const refusedKind = REFUSED_TOOL_PREFIXES.find((r) => type.startsWith(r.prefix));
     if (refusedKind) throw unsupportedParameter(`tools[${i}].type`, `The tool type '${type}' is not supported by this service: ${refusedKind.why}.`);
-    const server = SERVER_TOOL_KINDS.find((k) => type.startsWith(`${k}_`));
-    if (server) throw unsupportedParameter(`tools[${i}].type`, `The server tool '${type}' is not offered on this surface yet.`);
+    const kind = SERVER_TOOL_KINDS.find((k) => type.startsWith(`${k}_`));
+    if (kind === 'web_search' || kind === 'web_fetch') {
+      for (const member of REFUSED_MEMBERS[kind]) {
+        if (t[member] !== undefined && t[member] !== null) throw unsupportedParameter(`tools[${i}].${member}`, `Domain limits on ${kind} are not supported by this service.`);
+      }
+      if (t.max_uses !== undefined && (!Number.isInteger(t.max_uses) || t.max_uses < 1)) throw invalidRequest('max_uses must be a positive integer.', `tools[${i}].max_uses`);
+      if (server.some((e) => e.kind === kind)) throw invalidRequest(`The server tool ${kind} is offered more than once.`, `tools[${i}].type`);
+      server.push({ kind, type, ...(t.max_uses !== undefined ? { maxUses: t.max_uses } : {}) });
+      return;
+    }
+    if (kind) throw unsupportedParameter(`tools[${i}].type`, `The server tool '${type}' is not offered on this surface yet.`);
     throw unsupportedParameter(`tools[${i}].type`, `Unknown tool type '${type}': declare a custom tool (name, description, input_schema).`);
   });
   const names = new Set<string>();
@@ -207,7 +231,8 @@ const effortForBudget = (budget: number): ReasoningEffort => (budget < 4_096 ? '
 export function toChatRequest(body: AnyBody, model: ChatModel, maxTokens: number, files: ReadonlyMap<string, ResolvedFile>, signatures: ThinkingSignatures, accountId: string): MappedMessage {
   const ctx: Ctx = { files, signatures, accountId, attachments: 0 };
   const messages = mapMessages(body, ctx);
-  const tools = mapTools(body);
+  const serverTools: ServerToolEntry[] = [];
+  const tools = mapTools(body, serverTools);
   const thinking = body.thinking as Block | undefined;
   if (thinking?.type === 'enabled' && 'max_tokens' in body && typeof body.max_tokens === 'number' && thinking.budget_tokens >= body.max_tokens) {
     throw invalidRequest('thinking.budget_tokens must be less than max_tokens.', 'thinking.budget_tokens');
@@ -231,5 +256,5 @@ export function toChatRequest(body: AnyBody, model: ChatModel, maxTokens: number
     ...(Array.isArray(b.stop_sequences) && b.stop_sequences.length ? { stop: b.stop_sequences } : {}),
     ...(model === 'agent-think' ? { reasoningEffort: effort } : {}),
   };
-  return { request, attachments: ctx.attachments, thinking: !thinks || model !== 'agent-think' ? 'off' : thinking.display === 'omitted' ? 'omitted' : 'shown' };
+  return { request, serverTools, attachments: ctx.attachments, thinking: !thinks || model !== 'agent-think' ? 'off' : thinking.display === 'omitted' ? 'omitted' : 'shown' };
 }
