@@ -262,7 +262,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   adminRoutes(admin);
   // The messages-style surface: its own root (error shape, documents), the same pipeline and providers.
   const messages = new Router(http, services, MESSAGES);
-  messagesRoutes(messages, { signatures: new ThinkingSignatures(sealKey), prefixCache: new PrefixCache(), tools });
+  messagesRoutes(messages, { signatures: new ThinkingSignatures(sealKey), prefixCache: new PrefixCache(), tools, containers: containerRuntime });
   options.routes?.(router);
   // Last: each root's published contract lists what the routes above registered.
   metaRoutes(router);

@@ -5,7 +5,10 @@
 // are encoded by message-events.ts.
 import type { ChatModel } from '../../contract/models.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
-import { modelNotAllowed } from '../../errors.ts';
+import { modelNotAllowed, unsupportedParameter } from '../../errors.ts';
+import type { ContainerRuntime } from '../containers/container-runtime.ts';
+import { resolveContainers } from '../responses/container-tools.ts';
+import type { ContainerLease } from '../../tools/containers/container-tool.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
 import { callSignal, type Call } from '../../pipeline/call.ts';
@@ -29,6 +32,7 @@ export interface MessagesDeps {
   signatures: ThinkingSignatures;
   prefixCache: PrefixCache;
   tools: ToolRegistry;
+  containers: ContainerRuntime;
 }
 
 /**
@@ -37,14 +41,19 @@ export interface MessagesDeps {
  * page reader through the outbound guard, under the vendor's name). Each keeps its
  * `max_uses`, else the registry's cap.
  */
-function serverToolSet(tools: ToolRegistry, entries: readonly ServerToolEntry[], log: Call['log']): ToolSet {
+async function serverToolSet(deps: MessagesDeps, entries: readonly ServerToolEntry[], body: MessageBody, key: KeyRecord, messageId: string, log: Call['log']): Promise<ToolSet> {
+  const { tools } = deps;
   if (entries.length === 0) return { tools: [], notes: [] };
   const web = tools.web({ allowedDomains: [], contextSize: 'medium', externalWebAccess: true }, log);
   const out: AgentTool[] = [];
   const notes: string[] = [];
   for (const entry of entries) {
     const cap = entry.maxUses !== undefined ? { maxUses: entry.maxUses } : {};
-    if (entry.kind === 'web_search') {
+    if (entry.kind === 'code_execution') {
+      const lease = await containerFor(deps.containers, body, key, messageId, entries.findIndex((e) => e === entry));
+      const code = tools.codeInterpreter(lease, log);
+      out.push({ ...code, definition: { ...code.definition, name: CODE_EXECUTION_NAME } });
+    } else if (entry.kind === 'web_search') {
       const search = web.tools.find((t) => t.definition.name === WEB_SEARCH_FUNCTION_NAME);
       if (search) out.push({ ...search, ...cap });
       else notes.push(...web.notes);
@@ -58,6 +67,30 @@ function serverToolSet(tools: ToolRegistry, entries: readonly ServerToolEntry[],
 
 /** The vendor's name for the page reader. */
 export const WEB_FETCH_NAME = 'web_fetch';
+/** The vendor's name for the code interpreter. */
+export const CODE_EXECUTION_NAME = 'code_execution';
+
+/**
+ * The container code_execution runs in: the one `container` names (the account's and
+ * running, else 404 / 400 naming it), or one made at its first run. The Code interpreter
+ * switch is needed, as for /v1's code_interpreter; nothing runs without a sandbox (503).
+ */
+async function containerFor(runtime: ContainerRuntime, body: MessageBody, key: KeyRecord, messageId: string, toolIndex: number): Promise<ContainerLease> {
+  if (!key.permissions.code_interpreter) throw modelNotAllowed("This API key does not have the 'code_interpreter' permission, which the code_execution tool needs.", `tools[${toolIndex}].type`);
+  const container = body.container as string | { id?: string | null; skills?: unknown } | null | undefined;
+  if (container && typeof container === 'object' && container.skills !== undefined && container.skills !== null) {
+    throw unsupportedParameter('container.skills', "The vendor's skills are not offered: upload a skill with POST /v1/skills and use it from /v1/responses.");
+  }
+  const id = typeof container === 'string' ? container : (container?.id ?? null);
+  if (id) {
+    await runtime.sandbox();
+    const param = typeof container === 'string' ? 'container' : 'container.id';
+    const row = await runtime.usable(key.accountId, id, param);
+    return { id: row.id, get: () => runtime.usable(key.accountId, row.id, param) };
+  }
+  const resolved = await resolveContainers(runtime, key, { codeInterpreter: { tool: { container: {} }, at: 'container' } }, [], messageId);
+  return resolved.codeInterpreter!;
+}
 import { fileSourceIds, toChatRequest, type CountBody, type MessageBody, type MappedMessage, type ServerToolEntry } from './to-chat-request.ts';
 
 export interface StartedMessage {
@@ -112,7 +145,8 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
   }
   // message_start reports the input before the provider's usage comes: counted for streams only.
   const inputTokens = body.stream ? await countInputTokens(request) : 0;
-  const server = serverToolSet(deps.tools, mapped.serverTools, call.log);
+  const messageId = newId('msg_');
+  const server = await serverToolSet(deps, mapped.serverTools, body, key, messageId, call.log);
   if (server.notes.length > 0) request.messages.unshift(...server.notes.map((content) => ({ role: 'system' as const, content })));
   const run = await Run.open(services, call, {
     key,
@@ -124,7 +158,7 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
   // The offline engine's prefix cache (an upstream reports its own cached tokens).
   const cache = mapped.cached && provider.name === 'offline' ? { tokens: mapped.cached.tokens, use: deps.prefixCache.use(key.accountId, request.model, mapped.cached.body, mapped.cached.ttlMs) } : null;
   const ctx: MessageContext = {
-    id: newId('msg_'),
+    id: messageId,
     model: body.model ?? request.model,
     accountId: key.accountId,
     signatures,

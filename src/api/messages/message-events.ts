@@ -4,6 +4,7 @@
 // both, so a streamed answer accumulates to exactly the non-streamed one.
 import type { FinishReason, StreamPart, Usage } from '../../providers/types.ts';
 import type { ThinkingSignatures } from './thinking-signature.ts';
+import { DEFAULT_EXPIRY_MINUTES } from '../containers/container-runtime.ts';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 
@@ -78,6 +79,8 @@ export class MessageEncoder {
   /** Off for a whole (non-streamed) answer: the blocks are built, no event objects per token. */
   private emit = true;
   private readonly serverUse: ServerUse | undefined;
+  /** The container code_execution ran in: the message names it (`container`), so a later request can use it again. */
+  private container: { id: string; expires_at: string } | null = null;
 
   constructor(private readonly ctx: MessageContext) {
     this.serverUse = ctx.serverTools ? { web_search: 0, web_fetch: 0 } : undefined;
@@ -214,6 +217,20 @@ export class MessageEncoder {
         : (web!.sources ?? []).map((s) => ({ type: 'web_search_result', url: s.url, title: s.title, encrypted_content: '', page_age: null }));
       return { type: 'web_search_tool_result', tool_use_id: toolUseId, content };
     }
+    if (name === 'code_execution') {
+      const code = data as { containerId?: string; status?: string } | undefined;
+      if (code?.containerId) this.container = { id: code.containerId, expires_at: new Date(Date.now() + DEFAULT_EXPIRY_MINUTES * 60_000).toISOString() };
+      let ran: { exit_code?: number | null; timed_out?: boolean; stdout?: string; stderr?: string } = {};
+      try {
+        ran = JSON.parse(text) as typeof ran;
+      } catch {
+        // A result that is not the tool's JSON is a run that did not happen.
+      }
+      if (!code || ran.timed_out || (code.status !== 'completed' && ran.exit_code == null)) {
+        return { type: 'code_execution_tool_result', tool_use_id: toolUseId, content: { type: 'code_execution_tool_result_error', error_code: ran.timed_out ? 'execution_time_exceeded' : 'unavailable' } };
+      }
+      return { type: 'code_execution_tool_result', tool_use_id: toolUseId, content: { type: 'code_execution_result', stdout: ran.stdout ?? '', stderr: ran.stderr ?? '', return_code: ran.exit_code ?? 0, content: [] } };
+    }
     if (name === 'web_fetch') {
       if (!error && this.serverUse) this.serverUse.web_fetch++;
       if (error) return { type: 'web_fetch_tool_result', tool_use_id: toolUseId, content: { type: 'web_fetch_tool_result_error', error_code: error === 'unavailable' ? 'url_not_accessible' : error } };
@@ -237,7 +254,11 @@ export class MessageEncoder {
   }
 
   messageDelta(usage: Usage): Event {
-    return { type: 'message_delta', delta: { stop_reason: this.stopReason, stop_sequence: this.finish?.stopSequence ?? null, stop_details: null }, usage: counters(usage, this.ctx.cache, this.serverUse) };
+    return {
+      type: 'message_delta',
+      delta: { stop_reason: this.stopReason, stop_sequence: this.finish?.stopSequence ?? null, stop_details: null, container: this.container },
+      usage: counters(usage, this.ctx.cache, this.serverUse),
+    };
   }
 
   /** The whole message, from the blocks the events built. */
@@ -251,7 +272,7 @@ export class MessageEncoder {
       stop_reason: this.stopReason,
       stop_sequence: this.finish?.stopSequence ?? null,
       stop_details: null,
-      container: null,
+      container: this.container,
       usage: usageObject(usage, this.ctx.cache, this.serverUse),
     };
   }

@@ -17,7 +17,7 @@ type AnyBody = MessageBody | CountBody;
 
 /** A server tool the request offers (web_search, web_fetch): run by the service through the agent loop. */
 export interface ServerToolEntry {
-  kind: 'web_search' | 'web_fetch';
+  kind: 'web_search' | 'web_fetch' | 'code_execution';
   /** The tool's dated type, as sent. */
   type: string;
   maxUses?: number;
@@ -167,7 +167,11 @@ function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
 const REFUSED_MEMBERS: Record<ServerToolEntry['kind'], readonly string[]> = {
   web_search: ['allowed_domains', 'blocked_domains'],
   web_fetch: ['allowed_domains', 'blocked_domains'],
+  code_execution: [],
 };
+
+/** The code execution version offered: Python programs (the later bash and text-editor versions are not). */
+const CODE_EXECUTION_TYPE = 'code_execution_20250522';
 
 /** Custom tools become function tools; typed vendor tools are sorted into server tools and refusals. */
 function mapTools(body: AnyBody, server: ServerToolEntry[]): FunctionTool[] {
@@ -190,7 +194,12 @@ function mapTools(body: AnyBody, server: ServerToolEntry[]): FunctionTool[] {
       server.push({ kind, type, ...(t.max_uses !== undefined ? { maxUses: t.max_uses } : {}) });
       return;
     }
-    if (kind) throw unsupportedParameter(`tools[${i}].type`, `The server tool '${type}' is not offered on this surface yet.`);
+    if (kind === 'code_execution') {
+      if (type !== CODE_EXECUTION_TYPE) throw unsupportedParameter(`tools[${i}].type`, `The code execution tool '${type}' is not offered: send '${CODE_EXECUTION_TYPE}' (Python programs).`);
+      if (server.some((e) => e.kind === kind)) throw invalidRequest('The code execution tool is offered more than once.', `tools[${i}].type`);
+      server.push({ kind, type });
+      return;
+    }
     throw unsupportedParameter(`tools[${i}].type`, `Unknown tool type '${type}': declare a custom tool (name, description, input_schema).`);
   });
   const names = new Set<string>();

@@ -163,7 +163,10 @@ const conversationFields = {
     z.looseObject({ edits: z.array(z.looseObject({ type: z.string() })).max(16).optional() }).nullable(),
   ),
   mcp_servers: refused('MCP servers on this surface are not offered yet'),
-  container: refused('containers on this surface are not offered yet'),
+  container: applied(
+    z.union([z.string().min(1).max(256), z.looseObject({ id: z.string().min(1).max(256).nullable().optional() })]).nullable(),
+    'the container the code_execution tool runs in (an id from POST /v1/containers or an earlier answer\'s `container.id`); without it one is made at the first run',
+  ),
   speed: noEffect('one speed', z.enum(['standard', 'fast']).nullable()),
   inference_geo: noEffect('one location', z.string().max(64).nullable()),
   diagnostics: noEffect(undefined, z.unknown()),

@@ -3,7 +3,7 @@
 // pretend it can browse, and reports tool results (a sandbox or shell run's through
 // sandbox-answer.ts).
 import { findArithmetic, formatNumber, type Arithmetic } from './arithmetic.ts';
-import { CODE_INTERPRETER_TOOL } from './code-interpreter.ts';
+import { isCodeToolName } from './code-interpreter.ts';
 import type { Conversation, ToolResult } from './conversation.ts';
 import { isShellName } from './command-intent.ts';
 import { FILE_SEARCH_TOOL, PASSAGE_CHARS, prose, readPassages, searchQuery, type Passage } from './file-search.ts';
@@ -94,7 +94,7 @@ function clip(text: string, max: number): string {
 }
 
 /** A result of a run in the sandbox or a shell, which sandbox-answer.ts reads. */
-const isRunResult = (r: ToolResult): boolean => r.name !== undefined && (r.name === CODE_INTERPRETER_TOOL || isShellName(r.name));
+const isRunResult = (r: ToolResult): boolean => r.name !== undefined && (isCodeToolName(r.name) || isShellName(r.name));
 
 export function composeAnswer(conv: Conversation, verbosity: Verbosity, rng: Rng): Answer {
   const answer = composeRaw(conv, verbosity, rng);
@@ -112,7 +112,7 @@ function composeRaw(conv: Conversation, verbosity: Verbosity, rng: Rng): Answer 
     return { intent: 'tool_result', text: webAnswer(conv.toolResults, msg, QUOTES[verbosity].passages) };
   }
   if (conv.toolResults.length > 0 && conv.toolResults.every(isRunResult)) {
-    const answers = conv.toolResults.map((r) => (r.name === CODE_INTERPRETER_TOOL ? codeInterpreterAnswer(r, limits.toolChars) : shellAnswer(r, limits.toolChars)));
+    const answers = conv.toolResults.map((r) => (r.name !== undefined && isCodeToolName(r.name) ? codeInterpreterAnswer(r, limits.toolChars) : shellAnswer(r, limits.toolChars)));
     return { intent: 'tool_result', text: answers.join('\n\n') };
   }
   if (conv.toolResults.length === 1) {

@@ -9,10 +9,13 @@ import { arithmeticProgram, dataProgram, type Aggregate, type DataRequest } from
 import { blocksIn, PYTHON_LANGS, type Fence } from './fences.ts';
 
 export const CODE_INTERPRETER_TOOL = 'code_interpreter';
+/** The same function under the messages vendor's name (its code_execution server tool). */
+const CODE_TOOL_NAMES: ReadonlySet<string> = new Set([CODE_INTERPRETER_TOOL, 'code_execution']);
+export const isCodeToolName = (name: string): boolean => CODE_TOOL_NAMES.has(name);
 
 /** A function named code_interpreter that takes its program as a string `code`. */
 export function codeInterpreterTool(tools: readonly FunctionTool[]): FunctionTool | undefined {
-  return tools.find((t) => t.name === CODE_INTERPRETER_TOOL && (t.parameters as { properties?: { code?: { type?: unknown } } } | undefined)?.properties?.code?.type === 'string');
+  return tools.find((t) => isCodeToolName(t.name) && (t.parameters as { properties?: { code?: { type?: unknown } } } | undefined)?.properties?.code?.type === 'string');
 }
 
 /** The message's python blocks, joined in order, or undefined when it has none. */

@@ -3,7 +3,7 @@
 // search's results SEARCH_READ_CHARS, a sandbox run's SANDBOX_READ_CHARS), and the
 // fenced code blocks of the last user message.
 import type { ChatMessage } from '../../types.ts';
-import { CODE_INTERPRETER_TOOL } from './code-interpreter.ts';
+import { isCodeToolName } from './code-interpreter.ts';
 import { isShellName } from './command-intent.ts';
 import { fencedBlocks, type Fence } from './fences.ts';
 import { FILE_SEARCH_TOOL, SEARCH_READ_CHARS } from './file-search.ts';
@@ -81,7 +81,7 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
     if (m.role !== 'tool') break;
     const call = toolCallFor(messages, i, m.tool_call_id);
     const name = call?.name;
-    const sandbox = name !== undefined && (name === CODE_INTERPRETER_TOOL || isShellName(name));
+    const sandbox = name !== undefined && (isCodeToolName(name) || isShellName(name));
     // A file search's passages are read from the start, best first (file-search.ts).
     const content =
       name === FILE_SEARCH_TOOL
