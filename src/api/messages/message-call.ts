@@ -5,7 +5,9 @@
 // are encoded by message-events.ts.
 import type { ChatModel } from '../../contract/models.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
-import { modelNotAllowed, unsupportedParameter } from '../../errors.ts';
+import { invalidRequest, modelNotAllowed, unsupportedParameter } from '../../errors.ts';
+import { OutboundRefused } from '../../outbound/guard.ts';
+import { McpFailed, type McpServer } from '../../tools/mcp/mcp-client.ts';
 import type { ContainerRuntime } from '../containers/container-runtime.ts';
 import { resolveContainers } from '../responses/container-tools.ts';
 import type { ContainerLease } from '../../tools/containers/container-tool.ts';
@@ -63,6 +65,46 @@ async function serverToolSet(deps: MessagesDeps, entries: readonly ServerToolEnt
     }
   }
   return { tools: out, notes };
+}
+
+/**
+ * The tools of the request's MCP servers (the MCP switch is the contract's): each
+ * address checked by the outbound guard (400 naming `mcp_servers[i].url`), its tools
+ * listed, kept by `tool_configuration`; a server that cannot be listed leaves the model
+ * without its tools. The token goes with that server's calls only and is kept nowhere.
+ */
+async function mcpToolSet(tools: ToolRegistry, servers: readonly Record<string, any>[], signal: AbortSignal): Promise<{ tools: AgentTool[]; names: Map<string, { server: string; tool: string }> }> {
+  const out: AgentTool[] = [];
+  const names = new Map<string, { server: string; tool: string }>();
+  const seen = new Set<string>();
+  for (const [i, entry] of servers.entries()) {
+    if (seen.has(entry.name)) throw invalidRequest(`Two MCP servers are named '${entry.name}'.`, `mcp_servers[${i}].name`);
+    seen.add(entry.name);
+    try {
+      await tools.checkMcpServer(entry.url);
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw invalidRequest(`The MCP server url cannot be used: ${err.message}`, `mcp_servers[${i}].url`);
+      throw err;
+    }
+    const config = entry.tool_configuration as { enabled?: boolean | null; allowed_tools?: string[] | null } | null | undefined;
+    if (config?.enabled === false) continue;
+    const server: McpServer = { label: entry.name, url: entry.url, ...(entry.authorization_token ? { authorization: entry.authorization_token } : {}) };
+    let listed;
+    try {
+      listed = await tools.listMcp(server, signal);
+    } catch (err) {
+      if (err instanceof McpFailed) continue;
+      throw err;
+    }
+    for (const info of listed) {
+      if (config?.allowed_tools && !config.allowed_tools.includes(info.name)) continue;
+      const tool = tools.mcp(server, info);
+      if (names.has(tool.definition.name)) continue;
+      names.set(tool.definition.name, { server: entry.name, tool: info.name });
+      out.push(tool);
+    }
+  }
+  return { tools: out, names };
 }
 
 /** The vendor's name for the page reader. */
@@ -148,6 +190,8 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
   const messageId = newId('msg_');
   const server = await serverToolSet(deps, mapped.serverTools, body, key, messageId, call.log);
   if (server.notes.length > 0) request.messages.unshift(...server.notes.map((content) => ({ role: 'system' as const, content })));
+  const mcp = body.mcp_servers?.length ? await mcpToolSet(deps.tools, body.mcp_servers as Record<string, any>[], callSignal(call)) : null;
+  if (mcp) server.tools.push(...mcp.tools);
   const run = await Run.open(services, call, {
     key,
     model: request.model,
@@ -167,6 +211,7 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
     stopSequences: (body.stop_sequences as string[] | undefined) ?? [],
     cache,
     serverTools: mapped.serverTools.length > 0,
+    mcpNames: mcp?.names ?? new Map(),
   };
   // Server tools run in the one agent loop, each fee a run of its own; without them the provider answers directly.
   const source =

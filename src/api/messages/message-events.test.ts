@@ -8,7 +8,7 @@ import type { StreamPart } from '../../providers/types.ts';
 import { MessageEncoder, stopReasonFor } from './message-events.ts';
 import { ThinkingSignatures } from './thinking-signature.ts';
 
-const ctx = { id: 'msg_x', model: 'm', accountId: 'acct', signatures: new ThinkingSignatures(Buffer.alloc(32, 1)), thinking: 'shown' as const, inputTokens: 5, stopSequences: [], cache: null, serverTools: true };
+const ctx = { id: 'msg_x', model: 'm', accountId: 'acct', signatures: new ThinkingSignatures(Buffer.alloc(32, 1)), thinking: 'shown' as const, inputTokens: 5, stopSequences: [], cache: null, serverTools: true, mcpNames: new Map() };
 
 const parts = (name: string, ran: boolean): StreamPart[] => [
   { type: 'tool-input-start', id: 'c1', toolName: name, providerExecuted: true },

@@ -22,6 +22,8 @@ export interface MessageContext {
   cache: { tokens: number; use: 'created' | 'read' } | null;
   /** The request offers server tools: usage counts their requests (`server_tool_use`). */
   serverTools: boolean;
+  /** The MCP tools the model may call, by the function name it sees: their server and own name. */
+  mcpNames: ReadonlyMap<string, { server: string; tool: string }>;
 }
 
 type Block = Record<string, unknown>;
@@ -152,8 +154,10 @@ export class MessageEncoder {
       }
       case 'tool-input-start': {
         if (e.providerExecuted) {
-          // A server tool's call: shown as it opens, its input streamed like a client call's.
-          const event = this.start(e.id, { type: 'server_tool_use', id: e.id, name: e.toolName, input: {} });
+          // A server tool's call (or an MCP server's): shown as it opens, its input streamed like a client call's.
+          const mcp = this.ctx.mcpNames.get(e.toolName);
+          const block = mcp ? { type: 'mcp_tool_use', id: e.id, name: mcp.tool, server_name: mcp.server, input: {} } : { type: 'server_tool_use', id: e.id, name: e.toolName, input: {} };
+          const event = this.start(e.id, block);
           this.open.get(e.id)!.json = '';
           return [event];
         }
@@ -207,6 +211,11 @@ export class MessageEncoder {
 
   /** A server tool's result block in the vendor's shape; null for a tool this surface does not show. */
   private resultBlock(toolUseId: string, name: string, data: unknown, text: string): Block | null {
+    if (this.ctx.mcpNames.has(name)) {
+      const mcp = data as { kind?: string; status?: string; output?: string | null } | undefined;
+      const failed = mcp?.kind !== 'mcp' || mcp.status !== 'completed';
+      return { type: 'mcp_tool_result', tool_use_id: toolUseId, is_error: failed, content: [{ type: 'text', text: failed ? text : (mcp!.output ?? '') }] };
+    }
     const web = data as { kind?: string; status?: string; sources?: { url: string; title: string }[]; action?: { url?: string } } | undefined;
     // The loop answers a call past max_uses without running the tool: no data.
     const error = web?.kind !== 'web' ? 'max_uses_exceeded' : web.status !== 'completed' ? 'unavailable' : null;

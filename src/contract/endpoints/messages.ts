@@ -162,7 +162,26 @@ const conversationFields = {
     'earlier turns\' thinking is never sent to the model, so clearing it changes nothing; the edits are accepted',
     z.looseObject({ edits: z.array(z.looseObject({ type: z.string() })).max(16).optional() }).nullable(),
   ),
-  mcp_servers: refused('MCP servers on this surface are not offered yet'),
+  mcp_servers: needs(
+    'mcp',
+    applied(
+      z
+        .array(
+          z.looseObject({
+            type: z.literal('url'),
+            url: z.string().url().max(2_048),
+            name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'server names are 1 to 64 letters, digits, _ or -'),
+            authorization_token: z.string().max(8_192).nullable().optional(),
+            tool_configuration: z
+              .looseObject({ enabled: z.boolean().nullable().optional(), allowed_tools: z.array(z.string().min(1).max(128)).max(256).nullable().optional() })
+              .nullable()
+              .optional(),
+          }),
+        )
+        .max(20, 'at most 20 MCP servers'),
+      'remote MCP servers over Streamable HTTP through the outbound guard (needs the MCP switch); their tools run without approval; authorization_token is sent as a bearer token to that server only, never stored or logged',
+    ),
+  ),
   container: applied(
     z.union([z.string().min(1).max(256), z.looseObject({ id: z.string().min(1).max(256).nullable().optional() })]).nullable(),
     'the container the code_execution tool runs in (an id from POST /v1/containers or an earlier answer\'s `container.id`); without it one is made at the first run',
