@@ -6,7 +6,8 @@
 import type { ChatModel } from '../../contract/models.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
 import { invalidRequest, modelNotAllowed, unsupportedParameter } from '../../errors.ts';
-import { OutboundRefused } from '../../outbound/guard.ts';
+import { OutboundRefused, OutboundTooLarge } from '../../outbound/guard.ts';
+import type { ResolvedFile } from '../files/resolve-parts.ts';
 import { McpFailed, type McpServer } from '../../tools/mcp/mcp-client.ts';
 import type { ContainerRuntime } from '../containers/container-runtime.ts';
 import { resolveContainers } from '../responses/container-tools.ts';
@@ -157,6 +158,7 @@ async function mapFor(services: Services, deps: MessagesDeps, body: CountBody, k
   }
   const prefix = cachePrefix(body as Record<string, unknown>);
   const files = await resolveFiles(fileSourceIds(body), key.accountId, services.files, services.config.bodyLimitBytes);
+  for (const [url, fetched] of await fetchDocuments(services, body)) files.set(url, fetched);
   const mapped = toChatRequest(body, model, maxTokens, files, deps.signatures, key.accountId);
   // The prefix's tokens, counted as the whole request's are (so a read never exceeds the input).
   let cached = null;
@@ -165,6 +167,40 @@ async function mapFor(services: Services, deps: MessagesDeps, body: CountBody, k
     if (tokens >= MIN_CACHEABLE_TOKENS) cached = { tokens, body: prefix.body, ttlMs: prefix.ttlMs };
   }
   return { ...mapped, cached };
+}
+
+/**
+ * PDFs the request names by URL, fetched through the outbound guard (an address it
+ * refuses, an answer that is not a PDF, or one over the body limit is a 400 naming the
+ * source), keyed `url:<url>` beside the stored files.
+ */
+async function fetchDocuments(services: Services, body: CountBody): Promise<Map<string, ResolvedFile>> {
+  const out = new Map<string, ResolvedFile>();
+  let total = 0;
+  const sources: { url: string; param: string }[] = [];
+  (body.messages as { content: unknown }[]).forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    (m.content as Record<string, any>[]).forEach((b, j) => {
+      if (b.type === 'document' && b.source?.type === 'url') sources.push({ url: b.source.url, param: `messages[${i}].content[${j}].source.url` });
+    });
+  });
+  for (const { url, param } of sources) {
+    if (out.has(`url:${url}`)) continue;
+    let res;
+    try {
+      res = await services.outbound.fetch(url, { maxBytes: Math.max(1, services.config.bodyLimitBytes - total), timeoutMs: 15_000 });
+    } catch (err) {
+      const why = err instanceof OutboundRefused || err instanceof OutboundTooLarge ? err.message : 'it could not be fetched';
+      throw invalidRequest(`The document at ${url} cannot be used: ${why}`, param);
+    }
+    if (res.status !== 200) throw invalidRequest(`The document at ${url} cannot be used: it answered with HTTP status ${res.status}.`, param);
+    const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/pdf' && !(res.body.subarray(0, 5).toString('latin1') === '%PDF-')) throw invalidRequest(`The document at ${url} is not a PDF.`, param);
+    total += res.body.length;
+    const filename = decodeURIComponent(new URL(res.url).pathname.split('/').pop() || 'document.pdf');
+    out.set(`url:${url}`, { filename, dataUrl: `data:application/pdf;base64,${res.body.toString('base64')}` });
+  }
+  return out;
 }
 
 /** The input tokens the same request is charged for on the offline engine (free: nothing is reserved, nothing cached). */

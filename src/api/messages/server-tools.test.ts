@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 
 let fake: http.Server;
@@ -18,13 +19,22 @@ const PAGE = `<html><head><title>Valley trains</title></head><body><h1>Trains of
 
 let server: TestServer;
 let client: Anthropic;
+let pdfBytes: Buffer;
+const pdfHits: string[] = [];
 before(async () => {
+  const doc = await PDFDocument.create();
+  doc.addPage().drawText('The iguana enclosure is warm.', { x: 50, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  pdfBytes = Buffer.from(await doc.save());
   fake = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     if (url.pathname === '/search') {
       searches.push(url.searchParams.get('q') ?? '');
       res.setHeader('content-type', 'application/json');
       return res.end(JSON.stringify({ results: [{ url: `${base}/pages/trains`, title: 'Valley trains', content: 'The valley railway opened in 1902.' }] }));
+    }
+    if (url.pathname === '/docs/report.pdf') {
+      pdfHits.push(url.pathname);
+      return res.writeHead(200, { 'content-type': 'application/pdf' }).end(pdfBytes);
     }
     if (url.pathname === '/pages/trains') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
     res.writeHead(404).end('no such page');
@@ -41,6 +51,27 @@ after(async () => {
 });
 
 type Block = { type: string; [k: string]: any };
+
+describe('documents by URL', () => {
+  test('a PDF by URL is fetched through the outbound guard; a refused address or a page that is not a PDF is a 400 naming the source', async () => {
+    const m = await client.messages.create({
+      model: 'agent',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: `${base}/docs/report.pdf` } }, { type: 'text', text: 'What is this document about?' }] }],
+    });
+    assert.equal(m.stop_reason, 'end_turn');
+    assert.equal(pdfHits.length, 1);
+    for (const [url, why] of [
+      ['https://169.254.169.254/latest/meta-data', /source\.url/],
+      [`${base}/pages/trains`, /not a PDF/],
+    ] as const) {
+      await assert.rejects(
+        client.messages.create({ model: 'agent', max_tokens: 50, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url } }, { type: 'text', text: 'hi' }] }] }),
+        (e: unknown) => (e as { status?: number }).status === 400 && why.test((e as Error).message) && /messages\[0\]\.content\[0\]\.source\.url/.test((e as Error).message),
+      );
+    }
+  });
+});
 
 describe('server tools', () => {
   test('web_search: server_tool_use, results without encrypted content, usage counts the request', async () => {

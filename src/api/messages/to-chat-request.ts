@@ -96,7 +96,9 @@ function userPart(b: Block, at: string, ctx: Ctx): ContentPart | null {
         const stored = ctx.files.get(s.file_id)!;
         return { type: 'file', filename: stored.filename, data_url: stored.dataUrl, ...(stored.text !== undefined ? { text: stored.text } : {}) };
       }
-      throw unsupportedParameter(`${at}.source`, 'A document by URL is not offered: send its bytes (base64) or upload it and name its file_id.');
+      // Fetched beforehand through the outbound guard (message-call.ts fetchDocuments).
+      const fetched = ctx.files.get(`url:${s.url}`)!;
+      return { type: 'file', filename: fetched.filename, data_url: fetched.dataUrl };
     }
     case 'redacted_thinking':
       throw invalidRequest('A redacted_thinking block was not made by this service and cannot be read back.', at);
