@@ -8,7 +8,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../ids.ts';
 import { rootOf, type Root } from '../contract/roots.ts';
 import { type ApiError, expectationFailed, headersTooLarge, invalidRequest, requestTimeout, uriTooLong } from '../errors.ts';
-import { sendError } from './error-handler.ts';
+import { requestIdHeaders, rootFor, sendError } from './error-handler.ts';
 
 /** The parser's refusal, as our error: 431 for oversized headers, 408 for a request that took too long, else 400. */
 export function parserError(code: string | undefined): ApiError {
@@ -31,21 +31,37 @@ export function parserError(code: string | undefined): ApiError {
 }
 
 /**
- * Node's 'clientError': write the answer on the raw socket, where it still takes one,
- * then close. The request line may not even have been read, so no root is known: the
- * compatible API's shape.
+ * The target of the request line the refused bytes start with (Node hands over the
+ * chunk it was parsing: a small request's all of it), or null.
  */
-export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+export function requestLineTarget(raw: unknown): string | null {
+  if (!Buffer.isBuffer(raw)) return null;
+  const line = raw.subarray(0, 16_384).toString('latin1').split('\r\n', 1)[0]!;
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (\/\S*) HTTP\/1\.[01]$/.exec(line)?.[1] ?? null;
+}
+
+/**
+ * Node's 'clientError': write the answer on the raw socket, where it still takes one,
+ * then close. In the shape of the root the request line names, when the refused bytes
+ * hold it; else (not read, or in an earlier chunk) no root is known: the compatible API's.
+ * `this` is the Fastify instance (its roots).
+ */
+export function clientErrorHandler(this: { roots?: readonly Root[] }, err: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   // A response already under way on this socket cannot be followed by another.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && !inFlight?.headersSent) {
     const error = parserError(err.code);
-    const body = JSON.stringify(error.toBody());
+    const target = requestLineTarget(err.rawPacket);
+    const root = rootOf(target ?? '/', target ? (this?.roots ?? []) : []);
+    const requestId = newId('req_');
+    const body = JSON.stringify(root.errors.body(error, requestId));
+    const status = root.errors.status(error);
+    const ids = Object.entries(requestIdHeaders(root, requestId)).map(([name, value]) => `${name}: ${value}\r\n`).join('');
     socket.write(
-      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${newId('req_')}\r\nConnection: close\r\n\r\n${body}`,
+        `${ids}Connection: close\r\n\r\n${body}`,
     );
   }
   socket.destroySoon();
@@ -57,10 +73,10 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
  */
 export function answerExpectationFailed(request: IncomingMessage, res: ServerResponse, roots: readonly Root[]): void {
   const error = expectationFailed('The Expect header can only be 100-continue.');
-  const { errors } = rootOf(request.url ?? '/', roots);
+  const root = rootOf(request.url ?? '/', roots);
   const requestId = newId('req_');
-  const body = JSON.stringify(errors.body(error, requestId));
-  res.writeHead(errors.status(error), { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' });
+  const body = JSON.stringify(root.errors.body(error, requestId));
+  res.writeHead(root.errors.status(error), { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...requestIdHeaders(root, requestId), connection: 'close' });
   res.end(body);
 }
 
@@ -72,5 +88,5 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
       : err.code === 'FST_ERR_BAD_URL'
         ? invalidRequest('The URL path is not valid (it has a malformed percent-encoding).')
         : invalidRequest('The request could not be routed.');
-  void sendError(request, reply.header('x-request-id', request.id), error);
+  void sendError(request, reply.headers(requestIdHeaders(rootFor(request), request.id)), error);
 }

@@ -11,6 +11,11 @@ export function rootFor(request: FastifyRequest): Root {
   return request.state?.route?.root ?? request.routeOptions.config?.agent?.root ?? rootOf(request.url, request.server.roots);
 }
 
+/** The request id headers of an answer under `root`: X-Request-Id, and the root's own name for it (the messages root's `request-id`). */
+export function requestIdHeaders(root: Root, id: string): Record<string, string> {
+  return root.requestIdHeader ? { 'x-request-id': id, [root.requestIdHeader]: id } : { 'x-request-id': id };
+}
+
 /** An error answer in the shape of the request's root. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
   const { errors } = rootFor(request);

@@ -3,6 +3,7 @@
 // transport-neutral context every later step works on (pipeline/call.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../errors.ts';
+import { requestIdHeaders, rootFor } from './error-handler.ts';
 import { newCall } from '../pipeline/call.ts';
 
 const CLIENT_REQUEST_ID = /^[\x20-\x7e]{1,512}$/;
@@ -19,9 +20,8 @@ export async function requestIdStep(request: FastifyRequest, reply: FastifyReply
     ip: request.ip,
     log: request.log,
   }));
-  reply.header('x-request-id', request.id);
-  const alsoAs = route?.root?.requestIdHeader;
-  if (alsoAs) reply.header(alsoAs, request.id);
+  // By the root the URL is under when no route matched (an unknown URL is still answered in that root's shape).
+  reply.headers(requestIdHeaders(rootFor(request), request.id));
   // A NUL is in no id, name or cursor of ours, and PostgreSQL cannot even compare one.
   if (request.url.includes('%00')) throw invalidRequest('The URL holds a NUL character (%00).');
   // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal would not carry our shape.

@@ -33,6 +33,8 @@ export const CATEGORIES = [
   'other-account',
   'limited-key',
   'bad-auth',
+  /** the messages root: x-api-key and Authorization naming different keys */
+  'key-headers',
   'wrong-method',
   'pathological-schema',
 ] as const;

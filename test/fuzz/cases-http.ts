@@ -234,8 +234,9 @@ function headerVariants(op: Operation): HeaderVariant[] {
   ];
 }
 
+/** The request with `value` as its only credential (the key it had, in Authorization or x-api-key, removed). */
 function auth(b: RawRequest, value: string): RawRequest {
-  return { ...b, headers: [...b.headers.filter(([n]) => n.toLowerCase() !== 'authorization'), ['Authorization', value]] };
+  return { ...b, headers: [...b.headers.filter(([n]) => !['authorization', 'x-api-key'].includes(n.toLowerCase())), ['Authorization', value]] };
 }
 
 function chunked(body: Buffer): Buffer {
@@ -302,7 +303,7 @@ function httpCategories(world: World, op: Operation): Partial<Record<Category, f
   );
 
   if (op.auth !== 'none') {
-    const variants: { note: string; headers: [string, string | null][] ; ok?: boolean }[] = [
+    const variants: { note: string; headers: [string, string | null][]; extraHeaders?: [string, string][]; ok?: boolean }[] = [
       { note: 'no Authorization', headers: [['Authorization', null]] },
       { note: 'a wrong key', headers: [['Authorization', 'Bearer sk-agent-fz-wrong-key-0000']] },
       { note: 'the key with its last character changed', headers: [['Authorization', `Bearer ${world.secrets[who].slice(0, -1)}${world.secrets[who].endsWith('x') ? 'y' : 'x'}`]] },
@@ -310,7 +311,35 @@ function httpCategories(world: World, op: Operation): Partial<Record<Category, f
       { note: 'a wrong x-api-key and no Authorization', headers: [['Authorization', null], ['x-api-key', 'sk-fz-wrong']] },
       { note: 'lower-case bearer', headers: [['Authorization', `bearer ${world.secrets[who]}`]], ok: true },
     ];
-    out['bad-auth'] = fc.constantFrom(...variants).map((v) => mk('bad-auth', op, who, v.note, v.ok ? {} : { status: 401, code: 'invalid_api_key' }, () => baseRequest(world, op, who, { headers: v.headers })));
+    const [a, b] = [world.secrets.A, world.secrets.B];
+    if (op.surface === 'messages') {
+      // Its clients send the key in x-api-key (or Authorization).
+      variants.push(
+        { note: 'key A in x-api-key only', headers: [['Authorization', null], ['x-api-key', a]], ok: true },
+        { note: 'key A in x-api-key and in Authorization', headers: [['Authorization', `Bearer ${a}`], ['x-api-key', a]], ok: true },
+        { note: 'an empty x-api-key and no Authorization', headers: [['Authorization', null], ['x-api-key', '']] },
+        { note: 'the admin token in x-api-key', headers: [['Authorization', null], ['x-api-key', world.secrets.admin]] },
+        { note: 'key A in x-api-key with a space after it', headers: [['Authorization', null], ['x-api-key', `${a} x`]] },
+      );
+    }
+    // The vendor shape has no code: its error type follows from the status (checks.ts).
+    const refused: Expect = op.surface === 'messages' ? { status: 401 } : { status: 401, code: 'invalid_api_key' };
+    const send = (category: Category, v: (typeof variants)[number]) =>
+      mk(category, op, who, v.note, v.ok ? {} : refused, () => baseRequest(world, op, who, { headers: v.headers, ...(v.extraHeaders ? { extraHeaders: v.extraHeaders } : {}) }));
+    out['bad-auth'] = fc.constantFrom(...variants).map((v) => send('bad-auth', v));
+    if (op.surface === 'messages') {
+      // Two keys in one request, every one of them a 401: which key the caller meant is unknowable, so neither is used.
+      const conflicting: typeof variants = [
+        { note: 'key A in x-api-key, key B in Authorization', headers: [['Authorization', `Bearer ${b}`], ['x-api-key', a]] },
+        { note: 'key B in x-api-key, key A in Authorization', headers: [['Authorization', `Bearer ${a}`], ['x-api-key', b]] },
+        { note: 'a wrong x-api-key, key A in Authorization', headers: [['Authorization', `Bearer ${a}`], ['x-api-key', 'sk-fz-wrong']] },
+        { note: 'key A in x-api-key, a wrong key in Authorization', headers: [['Authorization', 'Bearer sk-fz-wrong'], ['x-api-key', a]] },
+        { note: 'key A in x-api-key, key A with its last character changed in Authorization', headers: [['Authorization', `Bearer ${a.slice(0, -1)}${a.endsWith('x') ? 'y' : 'x'}`], ['x-api-key', a]] },
+        // Sent twice, the values arrive joined ("A, B"): no key.
+        { note: 'x-api-key twice, keys A and B', headers: [['Authorization', null], ['x-api-key', a]], extraHeaders: [['x-api-key', b]] },
+      ];
+      out['key-headers'] = fc.constantFrom(...conflicting).map((v) => send('key-headers', v));
+    }
   }
 
   if (op.body) {
@@ -335,7 +364,7 @@ function httpCategories(world: World, op: Operation): Partial<Record<Category, f
   }
 
   // Ids another caller owns: setup found ids B can read and A cannot, and the reverse.
-  if (op.surface === 'v1' && op.pathParams.length === 1) {
+  if (op.surface !== 'admin' && op.pathParams.length === 1) {
     const param = op.pathParams[0]!;
     const pool = world.ids.get(op.path.slice(0, op.path.indexOf(`/{${param}}`)));
     const attacks: { who: Who; id: string }[] = [];
@@ -354,7 +383,18 @@ function httpCategories(world: World, op: Operation): Partial<Record<Category, f
   }
 
   // The limited key: a model it may not use, or an endpoint whose switch it lacks.
-  if (op.surface === 'v1') {
+  if (op.surface === 'messages') {
+    // The root's own model names (any other name runs on its configured model, which key B may use).
+    const hasModel = op.body !== null && 'model' in schemasOf(world, op).objectShape(op.body.schema).properties;
+    const forbidden = world.messagesModels.A.filter((m) => !world.messagesModels.B.includes(m));
+    if (hasModel && forbidden.length) {
+      out['limited-key'] = fc.constantFrom(...forbidden).map((model) =>
+        mk('limited-key', op, 'B', `key B with model ${model}, which it may not use`, world.baseOk.get(op.id) ? { status: 403, param: { field: 'model', exact: true } } : {}, () =>
+          request(world, op, 'B', { path: ownPath(world, op, 'B'), body: Buffer.from(JSON.stringify({ ...baseBody(world, op, 'B'), model })) }),
+        ),
+      );
+    }
+  } else if (op.surface === 'v1') {
     const modelField = op.body ? (schemasOf(world, op).objectShape(op.body.schema).properties.model as Record<string, unknown> | undefined) : undefined;
     const hasModel = modelField !== undefined;
     // A model the field takes (x-models: a moderation takes no chat model) that key B may not use.

@@ -5,6 +5,7 @@ import type { Case, Category } from './case.ts';
 import { bodyCategories } from './cases-body.ts';
 import { formCategories } from './cases-form.ts';
 import { requestCategories } from './cases-http.ts';
+import type { Surface } from './operations.ts';
 import type { World } from './world.ts';
 
 /** Relative weight of each category; the hostile JSON ones are the bulk. */
@@ -36,16 +37,25 @@ const WEIGHTS: Record<Category, number> = {
   'other-account': 6,
   'limited-key': 3,
   'bad-auth': 2,
+  'key-headers': 1,
   'wrong-method': 2,
   'pathological-schema': 8,
 };
 
-/** Operations of the compatible API weigh more than the admin API's. */
-const surfaceWeight = (surface: 'v1' | 'admin') => (surface === 'v1' ? 2 : 1);
+/**
+ * Weight of each operation by root: the compatible API's weigh more than the admin
+ * API's; the messages root's few operations weigh as much as /v1's, so the root gets a
+ * modest share of the run, about as large as the admin API's.
+ */
+const SURFACE_WEIGHT: Record<Surface, number> = { v1: 2, admin: 1, messages: 2 };
+const surfaceWeight = (surface: Surface) => SURFACE_WEIGHT[surface];
+/** Categories a root's few operations need more of than their share: valid messages, which run the engine end to end. */
+const BOOST: Partial<Record<Surface, Partial<Record<Category, number>>>> = { messages: { valid: 5 } };
+const pairWeight = (surface: Surface, category: Category) => surfaceWeight(surface) * (BOOST[surface]?.[category] ?? 1);
 
 function allCases(world: World, only?: readonly string[]): { arbitrary: fc.Arbitrary<Case>; pairs: { op: string; category: Category }[] } {
   const weighted: { arbitrary: fc.Arbitrary<Case>; weight: number }[] = [];
-  const pairs: { op: string; category: Category; arbitrary: fc.Arbitrary<Case>; surface: 'v1' | 'admin' }[] = [];
+  const pairs: { op: string; category: Category; arbitrary: fc.Arbitrary<Case>; surface: Surface }[] = [];
   for (const op of world.ops) {
     const categories = { ...requestCategories(world, op), ...bodyCategories(world, op), ...formCategories(world, op) };
     for (const [category, arbitrary] of Object.entries(categories) as [Category, fc.Arbitrary<Case>][]) {
@@ -54,8 +64,8 @@ function allCases(world: World, only?: readonly string[]): { arbitrary: fc.Arbit
   }
   // A category's share of the run is its weight, however many operations it applies to.
   for (const p of pairs) {
-    const applicable = pairs.filter((q) => q.category === p.category).reduce((sum, q) => sum + surfaceWeight(q.surface), 0);
-    weighted.push({ arbitrary: p.arbitrary, weight: Math.max(1, Math.round((1000 * WEIGHTS[p.category] * surfaceWeight(p.surface)) / applicable)) });
+    const applicable = pairs.filter((q) => q.category === p.category).reduce((sum, q) => sum + pairWeight(q.surface, q.category), 0);
+    weighted.push({ arbitrary: p.arbitrary, weight: Math.max(1, Math.round((1000 * WEIGHTS[p.category] * pairWeight(p.surface, p.category)) / applicable)) });
   }
   return { arbitrary: fc.oneof(...weighted), pairs };
 }

@@ -1,12 +1,17 @@
 // The operations to fuzz, from each root's own OpenAPI document on the running server:
 // /v1/openapi.json (with /v1/capabilities for the refused fields, which the OpenAPI
-// document leaves out) and /admin/v1/openapi.json. An endpoint joins by being in its
+// document leaves out), /admin/v1/openapi.json and /api/messages/v1/openapi.json (its
+// refused fields classified from its contract tables as /v1/capabilities does, since
+// that root publishes no capabilities document). An endpoint joins by being in its
 // root's contract.
 import type { JsonSchema } from './json-schema.ts';
 
+/** The roots: the compatible API, the operator's API, the messages-style (vendor-compatible) API. */
+export type Surface = 'v1' | 'admin' | 'messages';
+
 export interface Operation {
-  surface: 'v1' | 'admin';
-  /** operationId, or `admin METHOD path` */
+  surface: Surface;
+  /** operationId (the messages root's prefixed `messages:`: a report then says which root, and no id can clash with /v1's) */
   id: string;
   method: string;
   /** full path template, e.g. /v1/chat/completions/{completion_id} */
@@ -24,7 +29,7 @@ export interface Operation {
   permission: string | null;
 }
 
-interface OpenApiDoc {
+export interface OpenApiDoc {
   paths: Record<string, Record<string, OpenApiOp>>;
   components: { schemas: Record<string, JsonSchema> };
 }
@@ -35,9 +40,9 @@ interface OpenApiOp {
   requestBody?: { content: Record<string, { schema: JsonSchema }> };
   'x-permission'?: string;
 }
-interface Capabilities {
+export interface Capabilities {
   unsupported_fields: Record<string, Record<string, string>>;
-  limited_fields: Record<string, Record<string, unknown[]>>;
+  limited_fields: Record<string, Record<string, readonly unknown[]>>;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -45,7 +50,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const NO_CAPABILITIES: Capabilities = { unsupported_fields: {}, limited_fields: {} };
 
 /** The operations of a root's OpenAPI document; `prefix` is where the root is mounted. */
-export function rootOperations(doc: OpenApiDoc, surface: 'v1' | 'admin', prefix: string, caps: Capabilities = NO_CAPABILITIES): Operation[] {
+export function rootOperations(doc: OpenApiDoc, surface: Surface, prefix: string, caps: Capabilities = NO_CAPABILITIES): Operation[] {
   const ops: Operation[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
@@ -59,7 +64,7 @@ export function rootOperations(doc: OpenApiDoc, surface: 'v1' | 'admin', prefix:
       const refusedAll = Object.keys(caps.unsupported_fields[capKey] ?? {}).filter((n) => !n.includes('.'));
       ops.push({
         surface,
-        id: op.operationId,
+        id: surface === 'messages' ? `messages:${op.operationId}` : op.operationId,
         method: M,
         path: `${prefix}${path}`,
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),

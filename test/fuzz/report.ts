@@ -121,6 +121,8 @@ function summaryTable(s: Summary): string {
     ['requests', n(s.sent.length)],
     ['by status', counts.map(([k, v]) => `${k}: ${n(v)}`).join(', ')],
     ['by category (count, mean ms)', categoryLine(s.sent)],
+    ['by root', surfaceLine(judged)],
+    ['messages root by status', Object.entries(statusCounts(s.sent.filter((x) => x.c.op.surface === 'messages'))).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}: ${n(v)}`).join(', ') || 'none sent'],
     ['5xx', n(violationCount(judged, ['5xx']))],
     ['shape violations', n(violationCount(judged, ['shape', 'no-request-id']))],
     ['no answer (well-formed request)', n(violationCount(judged, ['no-answer']))],
@@ -220,6 +222,16 @@ function categoryLine(sent: readonly Sent[]): string {
   return [...by.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k} ${v.count} (${Math.round(v.ms / v.count)})`)
+    .join(', ');
+}
+
+/** Per root (the operation's): requests, 5xx, shape violations. */
+function surfaceLine(judged: readonly Sent[]): string {
+  return (['v1', 'admin', 'messages'] as const)
+    .map((surface) => {
+      const of = judged.filter((x) => x.c.op.surface === surface);
+      return `${surface} ${n(of.length)} (5xx ${n(violationCount(of, ['5xx']))}, shape ${n(violationCount(of, ['shape', 'no-request-id']))})`;
+    })
     .join(', ');
 }
 

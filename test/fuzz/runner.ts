@@ -62,7 +62,7 @@ export interface RunnerOptions {
 
 const now = () => performance.timeOrigin + performance.now();
 /** A replayed message has no POST answer to be compared with: only the invariants apply. */
-const NO_POST: Outcome = { label: '', status: null, requestId: null, param: undefined, code: undefined, preview: '', parserClose: false, violations: [], ids: [] };
+const NO_POST: Outcome = { label: '', status: null, requestId: null, param: undefined, code: undefined, shape: 'reference', preview: '', parserClose: false, violations: [], ids: [] };
 
 export class Runner {
   readonly sent: Sent[] = [];
@@ -145,7 +145,7 @@ export class Runner {
     this.inFlight.set(index, { c, start });
     const result = await sendRaw(this.server.port, req, this.opts.timeoutMs);
     this.inFlight.delete(index);
-    const outcome = judge(c, result, req.method);
+    const outcome = judge(c, result, req.method, req.target);
     // Caught in a hang or exit: the incident speaks for it. (A server that died refuses
     // connections before the watchdog notices.)
     const died = !this.server.running || this.server.exits.some((e) => e.at >= start - 1_000);
@@ -246,7 +246,7 @@ export class Runner {
             return run.result.kind === 'answer' ? 'answer' : run.result.kind === 'timeout' ? 'timeout' : 'other';
           })
         : sendRaw(this.server.port, req, this.opts.timeoutMs).then((result) => {
-            if (result.kind === 'response') this.replayed.push({ c, outcome: judge(c, result, req.method) });
+            if (result.kind === 'response') this.replayed.push({ c, outcome: judge(c, result, req.method, req.target) });
             return result.kind === 'response' ? 'answer' : result.kind === 'timeout' ? 'timeout' : 'other';
           });
     const result = await Promise.race([send, stall]);

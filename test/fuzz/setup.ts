@@ -1,7 +1,9 @@
 // Set-up over HTTP, through the service's own APIs: two accounts with credits and keys
-// (A with every switch; B limited, in another account), the operations from the
-// contract, objects each key owns (by sending every create operation's base body), the
+// (A with every switch; B limited, in another account), the operations of the three
+// roots from their contracts, objects each key owns (by sending every create operation's base body), the
 // ids each key can read, and a check that every operation's base request is accepted.
+import { buildCapabilities } from '../../src/contract/capabilities.ts';
+import { MESSAGES } from '../../src/contract/roots.ts';
 import { ALL_SWITCHES } from '../helpers/test-server.ts';
 import { SchemaSet } from './json-schema.ts';
 import { rootOperations, type Operation } from './operations.ts';
@@ -23,10 +25,11 @@ export interface Setup {
   websocketKey: { id: string; secret: string };
 }
 
-async function call(origin: string, method: string, path: string, bearer: string, body?: unknown) {
+/** `bearer` null: no key (a public document). */
+async function call(origin: string, method: string, path: string, bearer: string | null, body?: unknown) {
   const res = await fetch(origin + path, {
     method,
-    headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -53,15 +56,25 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
   const doc = await must(call(origin, 'GET', '/v1/openapi.json', keyA.key), 'openapi.json');
   const caps = await must(call(origin, 'GET', '/v1/capabilities', keyA.key), 'capabilities');
   const adminDoc = await must(call(origin, 'GET', '/admin/v1/openapi.json', adminToken), 'admin openapi.json');
-  const ops: Operation[] = [...rootOperations(doc, 'v1', '/v1', caps), ...rootOperations(adminDoc, 'admin', '/admin/v1')];
+  // Its document is public: fetched without a key, as a client would.
+  const messagesDoc = await must(call(origin, 'GET', `${MESSAGES.prefix}/openapi.json`, null), 'messages openapi.json');
+  // The messages root publishes no /capabilities: its refused fields are classified from its contract tables, as /v1/capabilities is.
+  const messagesCaps = buildCapabilities(MESSAGES.endpoints, MESSAGES.prefix);
+  const ops: Operation[] = [
+    ...rootOperations(doc, 'v1', '/v1', caps),
+    ...rootOperations(adminDoc, 'admin', '/admin/v1'),
+    ...rootOperations(messagesDoc, 'messages', MESSAGES.prefix, messagesCaps),
+  ];
 
-  const modelsOf = async (key: string) => ((await must(call(origin, 'GET', '/v1/models', key), 'models')).data as { id: string }[]).map((m) => m.id);
+  const modelsOf = async (key: string, root = '/v1') => ((await must(call(origin, 'GET', `${root}/models`, key), `${root}/models`)).data as { id: string }[]).map((m) => m.id);
   const world: World = {
     v1: new SchemaSet(doc.components.schemas),
     admin: new SchemaSet(adminDoc.components.schemas),
+    messages: new SchemaSet(messagesDoc.components.schemas),
     ops,
     secrets: { A: keyA.key, B: keyB.key, admin: adminToken },
     models: { A: await modelsOf(keyA.key), B: await modelsOf(keyB.key) },
+    messagesModels: { A: await modelsOf(keyA.key, MESSAGES.prefix), B: await modelsOf(keyB.key, MESSAGES.prefix) },
     ids: new Map(),
     baseOk: new Map(),
     bodyLimit,
@@ -89,8 +102,9 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
   // Objects to point path parameters at: what each create operation (a POST on a
   // collection) returns, with `store: true` where the body takes it. Creates that need
   // another collection's id (admin keys need an account) go last.
+  // (The messages root's POSTs create nothing that can be read back.)
   const creates = ops
-    .filter((o) => o.method === 'POST' && o.pathParams.length === 0 && o.body !== null)
+    .filter((o) => o.method === 'POST' && o.pathParams.length === 0 && o.body !== null && o.surface !== 'messages')
     .sort((a, b) => Number(JSON.stringify(a.body!.required).includes('_id')) - Number(JSON.stringify(b.body!.required).includes('_id')));
   for (const op of creates) {
     const storable = 'store' in schemasOf(world, op).objectShape(op.body!.schema).properties;
@@ -101,7 +115,7 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
     }
   }
   // Lists (GET on a collection) name more ids: models, for one.
-  for (const op of ops.filter((o) => o.surface === 'v1' && o.method === 'GET' && o.pathParams.length === 0 && o.auth === 'key')) {
+  for (const op of ops.filter((o) => o.surface !== 'admin' && o.method === 'GET' && o.pathParams.length === 0 && o.auth === 'key')) {
     for (const who of ['A', 'B'] as const) {
       const r = await send(op, who, undefined);
       for (const item of Array.isArray(r.json?.data) ? r.json.data : []) if (typeof item?.id === 'string' && !pool(op.path)[who].includes(item.id)) pool(op.path)[who].push(item.id);
@@ -109,7 +123,7 @@ export async function setUp(origin: string, port: number, adminToken: string, bo
   }
   // Which ids each key can actually read: B's stored objects are not A's.
   const bObjects: Setup['bObjects'] = [];
-  for (const op of ops.filter((o) => o.surface === 'v1' && o.method === 'GET' && o.pathParams.length === 1)) {
+  for (const op of ops.filter((o) => o.surface !== 'admin' && o.method === 'GET' && o.pathParams.length === 1)) {
     const param = op.pathParams[0]!;
     const coll = op.path.slice(0, op.path.indexOf(`/{${param}}`));
     const p = world.ids.get(coll);

@@ -201,7 +201,7 @@ function isJsonObject(message: Buffer): boolean {
  * the body limit; `sentBody`: the POST's body (the message is a few bytes longer).
  */
 export function judgeWs(run: WsRun, post: Outcome, message: Buffer, sentBody: Buffer, limit: number): Outcome {
-  const out: Outcome = { label: '', status: null, requestId: null, param: undefined, code: undefined, preview: '', parserClose: false, violations: [], ids: [] };
+  const out: Outcome = { label: '', status: null, requestId: null, param: undefined, code: undefined, shape: 'reference', preview: '', parserClose: false, violations: [], ids: [] };
   const v = (kind: ViolationKind, detail: string) => out.violations.push({ kind, detail });
   const { result } = run;
   if (result.kind === 'no-socket') {

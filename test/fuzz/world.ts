@@ -20,10 +20,13 @@ export interface IdPool {
 export interface World {
   v1: SchemaSet;
   admin: SchemaSet;
+  messages: SchemaSet;
   ops: Operation[];
   secrets: Record<Who, string>;
   /** the model ids GET /v1/models lists for A and for B */
   models: { A: string[]; B: string[] };
+  /** the model ids GET /api/messages/v1/models lists for A and for B */
+  messagesModels: { A: string[]; B: string[] };
   /** path-param values by collection path (e.g. /v1/chat/completions) */
   ids: Map<string, IdPool>;
   /** operation id → the base request answered 2xx during set-up (param expectations need that) */
@@ -32,12 +35,14 @@ export interface World {
   seq: { n: number };
 }
 
-export const schemasOf = (world: World, op: Operation): SchemaSet => (op.surface === 'admin' ? world.admin : world.v1);
+export const schemasOf = (world: World, op: Operation): SchemaSet => world[op.surface];
 export const whoFor = (op: Operation): Who => (op.surface === 'admin' ? 'admin' : 'A');
 
 /** Values for fields a schema alone cannot make valid. */
 export function picker(world: World, op: Operation, who: Who): Picker {
   return (name: string, schema: JsonSchema) => {
+    // The messages root takes any model name (a vendor's runs on the configured model): one of its own the key may use.
+    if (name === 'model' && op.surface === 'messages') return world.messagesModels[who === 'B' ? 'B' : 'A'][0];
     if (name === 'model' && (schema.type === 'string' || schema.type === undefined) && !schema.enum) {
       // One the key may use, among those the field takes (x-models: embeddings take no chat model).
       const mine = world.models[who === 'B' ? 'B' : 'A'];
@@ -67,12 +72,15 @@ export function picker(world: World, op: Operation, who: Who): Picker {
 const BASE_EXTRAS: Record<string, Record<string, unknown>> = {
   // input, previous_response_id or a conversation with items.
   createResponse: { input: 'hi' },
+  // The schema's minimal message has empty content, and its minimal max_tokens (1) leaves no room for an answer.
+  'messages:messages_post': { messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 },
+  'messages:messages_count_tokens_post': { messages: [{ role: 'user', content: 'hi' }] },
 };
 
 export function baseBody(world: World, op: Operation, who: Who): Record<string, unknown> {
   if (!op.body) return {};
   const v = minimalInstance(schemasOf(world, op), op.body.schema, picker(world, op, who));
-  const extras = op.surface === 'v1' ? BASE_EXTRAS[op.id] : undefined;
+  const extras = op.surface === 'admin' ? undefined : BASE_EXTRAS[op.id];
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? { ...(v as Record<string, unknown>), ...extras } : {};
 }
 
@@ -92,9 +100,29 @@ export function ownPath(world: World, op: Operation, who: Who): string {
   return fillPath(op, Object.fromEntries(op.pathParams.map((p) => [p, encodeURIComponent(ownId(world, op, p, who))])));
 }
 
-function authHeader(world: World, who: Who): [string, string] {
-  return ['Authorization', `Bearer ${world.secrets[who]}`];
+/**
+ * The key as a root takes it: `Authorization: Bearer`, or on the messages root, as its
+ * clients send it, either that or `x-api-key`: chosen by a hash of the request, so a
+ * case sends the same bytes every time it is built (its reproduction included).
+ */
+function authHeader(world: World, op: Operation, who: Who, target: string, body: Buffer | null): [string, string] {
+  const secret = world.secrets[who];
+  if (op.surface === 'messages' && fnv(target, body) % 2 === 1) return ['x-api-key', secret];
+  return ['Authorization', `Bearer ${secret}`];
 }
+
+/** FNV-1a over the target and the first bytes of the body. */
+function fnv(target: string, body: Buffer | null): number {
+  let h = 0x811c9dc5;
+  const mix = (b: number) => {
+    h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  };
+  for (let i = 0; i < target.length; i++) mix(target.charCodeAt(i) & 0xff);
+  if (body) for (let i = 0; i < Math.min(body.length, 512); i++) mix(body[i]!);
+  return h;
+}
+
+const AUTH_HEADERS = new Set(['authorization', 'x-api-key']);
 
 /**
  * JSON with holes: a hole is a placeholder string, in key or value position, replaced by
@@ -127,8 +155,9 @@ export class Holes {
 
 /**
  * The request for `op` as `who`, with a JSON body (when given). `headers` replace the
- * defaults (a null value removes one); `extraHeaders` are appended as they are, so a
- * header can be sent twice.
+ * defaults (a null value removes one; one naming Authorization or x-api-key replaces the
+ * key however it was sent); `extraHeaders` are appended as they are, so a header can be
+ * sent twice.
  */
 export function request(
   world: World,
@@ -136,7 +165,9 @@ export function request(
   who: Who,
   opts: { path?: string; query?: string; body?: Buffer | null; headers?: [string, string | null][]; extraHeaders?: [string, string][]; method?: string } = {},
 ): RawRequest {
-  let headers: [string, string][] = [authHeader(world, who)];
+  const target = (opts.path ?? ownPath(world, op, who)) + (opts.query ? `?${opts.query}` : '');
+  const ownAuth = (opts.headers ?? []).some(([n]) => AUTH_HEADERS.has(n.toLowerCase()));
+  let headers: [string, string][] = ownAuth ? [] : [authHeader(world, op, who, target, opts.body ?? null)];
   if (opts.body) headers.push(['Content-Type', 'application/json']);
   for (const [name, value] of opts.headers ?? []) {
     headers = headers.filter(([n]) => n.toLowerCase() !== name.toLowerCase());
@@ -145,7 +176,7 @@ export function request(
   headers.push(...(opts.extraHeaders ?? []));
   return {
     method: opts.method ?? op.method,
-    target: (opts.path ?? ownPath(world, op, who)) + (opts.query ? `?${opts.query}` : ''),
+    target,
     headers,
     body: opts.body ?? null,
   };
