@@ -1,6 +1,6 @@
 // Issue 18 item 1: a client that goes away, at any point, never leaves its call
 // unfinished. Hundreds of requests of every streaming kind (and non-streamed ones, and
-// Responses WebSocket turns) are cut off over raw sockets at random points: on a timer
+// Responses WebSocket turns, and messages-surface answers) are cut off over raw sockets at random points: on a timer
 // (before the first byte, during the pipeline's steps, mid-answer), after a random share
 // of the answer's bytes, right as the last event arrives, and after the whole answer.
 // Then every call must have been finished exactly once: the account's concurrency
@@ -224,6 +224,8 @@ function kinds(responseId: string): Kind[] {
     http('chat agent-think, not streamed', { method: 'POST', path: '/v1/chat/completions', body: chat('agent-think', false) }, null),
     http('response, not streamed', { method: 'POST', path: '/v1/responses', body: { model: 'agent', input: ask, store: false, max_output_tokens: CAP } }, null),
     { name: 'response, WebSocket turn', send: cutTurn },
+    http('message agent-think, streamed', { method: 'POST', path: '/api/messages/v1/messages', body: { model: 'agent-think', stream: true, max_tokens: CAP, messages: [{ role: 'user', content: ask }] } }, '"type":"message_stop"'),
+    http('message, not streamed', { method: 'POST', path: '/api/messages/v1/messages', body: { model: 'claude-sonnet-4-5', max_tokens: CAP, messages: [{ role: 'user', content: ask }] } }, null),
   ];
 }
 /** The index of the replay kind in kinds(). */
