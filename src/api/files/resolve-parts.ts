@@ -2,6 +2,7 @@
 // account, so the provider gets their bytes (as a data URL, which OpenAI-compatible
 // servers take as `file_data`) and, for text files, their text (the offline engine reads
 // that). An id the account cannot see is refused naming the part, like an unknown one.
+import { DocumentError, extractText } from '../../documents/extract-text.ts';
 import { invalidRequest } from '../../errors.ts';
 import { contentTypeFor, isTextType } from './content-type.ts';
 import type { StoredFiles } from './stored-files.ts';
@@ -64,3 +65,21 @@ export async function resolveFiles(ids: ReadonlyMap<string, string>, accountId: 
   }
   return resolved;
 }
+
+/**
+ * Gives each PDF among `resolved` its text, for an engine that reads no files (the
+ * offline one): parsed on the documents sandbox's workers, so the event loop is not held.
+ * A PDF without a text layer, or broken, keeps only its bytes, as before.
+ */
+export async function addPdfText(resolved: Map<string, ResolvedFile>, signal?: AbortSignal): Promise<void> {
+  for (const file of resolved.values()) {
+    if (file.text !== undefined || !file.dataUrl.startsWith(PDF_DATA_URL)) continue;
+    try {
+      file.text = (await extractText({ bytes: Buffer.from(file.dataUrl.slice(PDF_DATA_URL.length), 'base64'), filename: file.filename, ...(signal ? { signal } : {}) })).text;
+    } catch (err) {
+      if (!(err instanceof DocumentError)) throw err;
+    }
+  }
+}
+
+const PDF_DATA_URL = 'data:application/pdf;base64,';

@@ -3,6 +3,7 @@
 // and the file is already in the blob store; only the key's own account sees a file,
 // and any other id is 404 model_not_found. Deleting a file also removes it from every
 // vector store that holds it (`detach`).
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createFile, deleteFile, downloadFile, listFiles, retrieveFile } from '../../contract/endpoints/files.ts';
 import { notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
@@ -39,29 +40,34 @@ export function filesRoutes(router: Router, files: StoredFiles, options: FilesRo
 
   router.endpoint(retrieveFile, async ({ params, key }) => found(await files.get(key.accountId, params.file_id!), params.file_id!));
 
-  router.endpoint(deleteFile, async ({ params, key }) => {
-    const id = params.file_id!;
-    if (!detach) return found(await files.delete(key.accountId, id), id);
-    found(await files.get(key.accountId, id), id);
-    // The stores first: a crash after this leaves the file, which a retried delete removes,
-    // rather than passages of a file that is gone. Once more after the row is gone, for a
-    // store the file was added to meanwhile.
-    await detach(key.accountId, id);
-    const deleted = found(await files.delete(key.accountId, id), id);
-    await detach(key.accountId, id);
-    return deleted;
-  });
+  router.endpoint(deleteFile, async ({ params, key }) => deleteStoredFile(files, key.accountId, params.file_id!, detach));
 
-  router.endpoint(downloadFile, async ({ params, key, request, reply }) => {
-    let range: Satisfiable | undefined;
-    const content = await files.open(key.accountId, params.file_id!, (size) => (range = parseRange(request.headers.range, size)));
-    const { file, stream } = found(content, params.file_id!);
-    reply.header('content-type', file.content_type).header('accept-ranges', 'bytes');
-    if (range) {
-      reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.bytes}`).header('content-length', range.end - range.start + 1);
-    } else {
-      reply.header('content-length', file.bytes);
-    }
-    return reply.send(stream);
-  });
+  router.endpoint(downloadFile, async ({ params, key, request, reply }) => sendFileContent(files, key.accountId, params.file_id!, request, reply));
+}
+
+/** Deletes the account's file (404 when it has none), first from whatever else holds it; shared by every root's files endpoints. */
+export async function deleteStoredFile(files: StoredFiles, accountId: string, id: string, detach?: FilesRoutesOptions['detach']) {
+  if (!detach) return found(await files.delete(accountId, id), id);
+  found(await files.get(accountId, id), id);
+  // The stores first: a crash after this leaves the file, which a retried delete removes,
+  // rather than passages of a file that is gone. Once more after the row is gone, for a
+  // store the file was added to meanwhile.
+  await detach(accountId, id);
+  const deleted = found(await files.delete(accountId, id), id);
+  await detach(accountId, id);
+  return deleted;
+}
+
+/** Answers with the account's file content, or the byte range asked for (404 when it has no such file). */
+export async function sendFileContent(files: StoredFiles, accountId: string, id: string, request: FastifyRequest, reply: FastifyReply) {
+  let range: Satisfiable | undefined;
+  const content = await files.open(accountId, id, (size) => (range = parseRange(request.headers.range, size)));
+  const { file, stream } = found(content, id);
+  reply.header('content-type', file.content_type).header('accept-ranges', 'bytes');
+  if (range) {
+    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.bytes}`).header('content-length', range.end - range.start + 1);
+  } else {
+    reply.header('content-length', file.bytes);
+  }
+  return reply.send(stream);
 }

@@ -19,7 +19,7 @@ import { countInputTokens } from '../../providers/inline/offline/plan.ts';
 import type { StreamPart } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { newId } from '../../ids.ts';
-import { resolveFiles } from '../files/resolve-parts.ts';
+import { addPdfText, resolveFiles } from '../files/resolve-parts.ts';
 import { messageInput, moderateInput } from '../moderations/moderate-input.ts';
 import { consume } from '../stream-answer.ts';
 import { MessageEncoder, type MessageContext } from './message-events.ts';
@@ -159,6 +159,8 @@ async function mapFor(services: Services, deps: MessagesDeps, body: CountBody, k
   const prefix = cachePrefix(body as Record<string, unknown>);
   const files = await resolveFiles(fileSourceIds(body), key.accountId, services.files, services.config.bodyLimitBytes);
   for (const [url, fetched] of await fetchDocuments(services, body)) files.set(url, fetched);
+  // The offline engine reads a PDF document's text, as it reads a text file's.
+  if (files.size > 0 && services.engines.for('chat', model).name === 'offline') await addPdfText(files);
   const mapped = toChatRequest(body, model, maxTokens, files, deps.signatures, key.accountId);
   // The prefix's tokens, counted as the whole request's are (so a read never exceeds the input).
   let cached = null;

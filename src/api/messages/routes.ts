@@ -12,12 +12,14 @@ import type { Router } from '../../http/router.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { streamAnswer } from '../stream-answer.ts';
 import { countMessageTokens, messageOnce, startMessage } from './message-call.ts';
+import { messagesFilesRoutes } from './files-routes.ts';
 import type { MessagesDeps } from './message-call.ts';
 
 const PING = 'event: ping\ndata: {"type":"ping"}\n\n';
 
 export function messagesRoutes(router: Router, deps: MessagesDeps): void {
   const services = router.services;
+  messagesFilesRoutes(router);
 
   router.endpoint(createMessage, async ({ body, key, request, reply }) => {
     const started = await startMessage(services, deps, request.state, body, key);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { applied, needs, noEffect, refused } from '../fields.ts';
 import { jsonSchemaObject } from '../json-schema-limits.ts';
 import type { FieldTable } from '../types.ts';
+import { messagesFilesEndpoints } from './messages-files.ts';
 import { defineEndpoint } from '../types.ts';
 
 /** The vendor's own bound on tools in one request. */
@@ -306,4 +307,4 @@ export const getMessagesOpenApi = defineEndpoint({
   response: { schema: z.looseObject({ openapi: z.string() }) },
 });
 
-export const messagesEndpoints = [createMessage, countMessageTokens, listMessagesModels, retrieveMessagesModel, getMessagesOpenApi] as const;
+export const messagesEndpoints = [createMessage, countMessageTokens, listMessagesModels, retrieveMessagesModel, ...messagesFilesEndpoints, getMessagesOpenApi] as const;
