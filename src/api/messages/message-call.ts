@@ -159,6 +159,13 @@ async function mapFor(services: Services, deps: MessagesDeps, body: CountBody, k
   const prefix = cachePrefix(body as Record<string, unknown>);
   const files = await resolveFiles(fileSourceIds(body), key.accountId, services.files, services.config.bodyLimitBytes);
   for (const [url, fetched] of await fetchDocuments(services, body)) files.set(url, fetched);
+  // Base64 PDFs too, under their place in the body, so the offline engine reads their text.
+  (body.messages as { content: unknown }[]).forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    (m.content as Record<string, any>[]).forEach((b, j) => {
+      if (b.type === 'document' && b.source?.type === 'base64') files.set(`inline:messages[${i}].content[${j}]`, { filename: typeof b.title === 'string' && b.title ? b.title : 'document.pdf', dataUrl: `data:application/pdf;base64,${b.source.data}` });
+    });
+  });
   // The offline engine reads a PDF document's text, as it reads a text file's.
   if (files.size > 0 && services.engines.for('chat', model).name === 'offline') await addPdfText(files);
   const mapped = toChatRequest(body, model, maxTokens, files, deps.signatures, key.accountId);

@@ -61,6 +61,11 @@ describe('documents by URL', () => {
     });
     assert.equal(m.stop_reason, 'end_turn');
     assert.equal(pdfHits.length, 1);
+    // Offline, the PDF's text reaches the model, by URL and inline alike.
+    const ask = async (source: Record<string, unknown>) =>
+      ((await client.messages.create({ model: 'agent', max_tokens: 200, messages: [{ role: 'user', content: [{ type: 'document', source } as never, { type: 'text', text: 'Summarize the document.' }] }] })).content[0] as { text: string }).text;
+    assert.match(await ask({ type: 'url', url: `${base}/docs/report.pdf` }), /iguana/);
+    assert.match(await ask({ type: 'base64', media_type: 'application/pdf', data: pdfBytes.toString('base64') }), /iguana/);
     for (const [url, why] of [
       ['https://169.254.169.254/latest/meta-data', /source\.url/],
       [`${base}/pages/trains`, /not a PDF/],

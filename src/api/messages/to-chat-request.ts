@@ -91,14 +91,17 @@ function userPart(b: Block, at: string, ctx: Ctx): ContentPart | null {
       ctx.attachments++;
       const s = b.source;
       const filename = typeof b.title === 'string' && b.title ? b.title : 'document.pdf';
-      if (s.type === 'base64') return { type: 'file', filename, data_url: `data:${s.media_type};base64,${s.data}` };
+      if (s.type === 'base64') {
+        const read = ctx.files.get(`inline:${at}`);
+        return { type: 'file', filename, data_url: `data:${s.media_type};base64,${s.data}`, ...(read?.text !== undefined ? { text: read.text } : {}) };
+      }
       if (s.type === 'file') {
         const stored = ctx.files.get(s.file_id)!;
         return { type: 'file', filename: stored.filename, data_url: stored.dataUrl, ...(stored.text !== undefined ? { text: stored.text } : {}) };
       }
       // Fetched beforehand through the outbound guard (message-call.ts fetchDocuments).
       const fetched = ctx.files.get(`url:${s.url}`)!;
-      return { type: 'file', filename: fetched.filename, data_url: fetched.dataUrl };
+      return { type: 'file', filename: fetched.filename, data_url: fetched.dataUrl, ...(fetched.text !== undefined ? { text: fetched.text } : {}) };
     }
     case 'redacted_thinking':
       throw invalidRequest('A redacted_thinking block was not made by this service and cannot be read back.', at);
