@@ -138,7 +138,7 @@ export function buildOpenApi(offered: readonly EndpointContract[], publicOps: Re
   }
   return {
     openapi: '3.1.0',
-    info: { title: root.title, version: API_VERSION, description: root.description },
+    info: { title: root.title, version: root.version ?? API_VERSION, description: root.description },
     servers: [{ url: baseUrl }],
     security: [{ bearerAuth: [] }],
     paths,

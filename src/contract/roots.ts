@@ -39,6 +39,8 @@ export interface Root {
   readonly publicDocuments: boolean;
   /** A header that repeats X-Request-Id on every answer (the messages vendor's `request-id`, which its SDKs read). */
   readonly requestIdHeader?: string;
+  /** Its own API version (SPEC "Versioning"), published in its OpenAPI document; the service's when absent. */
+  readonly version?: string;
 }
 
 /** The reference API's error object: {error: {message, type, param, code}}. */
@@ -157,6 +159,8 @@ export const MESSAGES: Root = {
   bodies: 'parsed',
   publicDocuments: true,
   requestIdHeader: 'request-id',
+  // SPEC "Versioning" item 5.
+  version: '1.0.0',
 };
 
 /** The root a URL is under among `roots` (longest prefix first), the compatible API's for one under none. */

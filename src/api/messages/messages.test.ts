@@ -294,7 +294,8 @@ describe('messages surface: limits, credits and the /v1 twin', () => {
   test('the root publishes its own OpenAPI document with the vendor error shape', async () => {
     const res = await fetch(`${server.origin}/api/messages/v1/openapi.json`);
     assert.equal(res.status, 200);
-    const doc = (await res.json()) as { paths: Record<string, unknown> };
+    const doc = (await res.json()) as { paths: Record<string, unknown>; info: { version: string } };
     assert.ok(doc.paths['/messages'] && doc.paths['/messages/count_tokens'] && doc.paths['/models']);
+    assert.equal(doc.info.version, '1.0.0', 'SPEC Versioning item 5');
   });
 });
