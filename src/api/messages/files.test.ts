@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import Anthropic1, { toFile as toFile1 } from '@anthropic-ai/sdk';
 import Anthropic0, { toFile as toFile0 } from 'anthropic-sdk-0';
 import { toFile as toFileOpenAI } from 'openai';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { pdf } from '../../../test/helpers/documents.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 
 let server: TestServer;
@@ -30,13 +30,6 @@ const betas: ['files-api-2025-04-14'] = ['files-api-2025-04-14'];
 /** A 1x1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
-async function pdf(lines: string[]): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const page = doc.addPage();
-  lines.forEach((line, i) => page.drawText(line, { x: 50, y: 750 - i * 20, size: 12, font }));
-  return Buffer.from(await doc.save());
-}
 
 /** The vendor error body of a refused SDK call: status and error.type. */
 async function refusal(p: Promise<unknown>): Promise<{ status: number; type: string; message: string }> {

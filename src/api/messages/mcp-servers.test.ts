@@ -4,27 +4,15 @@
 // tool_configuration filters them; a refused address is a 400 naming it; the MCP switch
 // is needed; the token is in no table or log line afterwards.
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import { McpServer as SdkServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
+import { startFakeMcp, type FakeMcp } from '../../../test/helpers/fake-mcp.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 
 const TOKEN = 'mcp-messages-token-canary-7c41d9';
-const calls: { name: string; arguments: unknown }[] = [];
-let mcp: http.Server;
+let mcp: FakeMcp;
 let mcpUrl: string;
-
-function toolsServer(): SdkServer {
-  const s = new SdkServer({ name: 'orders', version: '1.0.0' });
-  s.registerTool('lookup_order', { description: 'Looks up an order by its number.', inputSchema: { order: z.string() } }, async ({ order }) => ({ content: [{ type: 'text', text: `Order ${order} has shipped.` }] }));
-  s.registerTool('cancel_order', { description: 'Cancels an order by its number.', inputSchema: { order: z.string() } }, async ({ order }) => ({ content: [{ type: 'text', text: `Order ${order} is cancelled.` }] }));
-  return s;
-}
 
 const logs = new PassThrough();
 const logLines: string[] = [];
@@ -32,22 +20,8 @@ logs.on('data', (d: Buffer) => logLines.push(d.toString()));
 let server: TestServer;
 let client: Anthropic;
 before(async () => {
-  mcp = http.createServer(async (req, res) => {
-    if (req.headers.authorization !== `Bearer ${TOKEN}`) return res.writeHead(401).end('no');
-    if (req.method !== 'POST') return res.writeHead(405, { allow: 'POST' }).end();
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks);
-    (req as { rawBody?: Buffer }).rawBody = raw;
-    const body = JSON.parse(raw.toString());
-    for (const m of [body].flat() as { method?: string; params?: { name: string; arguments: unknown } }[]) if (m.method === 'tools/call') calls.push({ name: m.params!.name, arguments: m.params!.arguments });
-    const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await toolsServer().connect(t);
-    res.on('close', () => void t.close());
-    await t.handleRequest(req, res, body);
-  });
-  await new Promise<void>((r) => mcp.listen(0, '127.0.0.1', r));
-  mcpUrl = `http://127.0.0.1:${(mcp.address() as AddressInfo).port}/mcp`;
+  mcp = await startFakeMcp(TOKEN);
+  mcpUrl = mcp.url;
   server = await startTestServer({ AGENT_API_OUTBOUND_ALLOW: '127.0.0.1', LOG_LEVEL: 'debug' }, { logStream: logs } as never);
   const { key } = await server.createKey({ permissions: { mcp: true } });
   client = new Anthropic({ apiKey: key, baseURL: `${server.origin}/api/messages`, maxRetries: 0 });
@@ -62,7 +36,7 @@ const servers = (extra: Record<string, unknown> = {}) => [{ type: 'url', url: mc
 
 describe('mcp_servers', () => {
   test('a server tool runs once: mcp_tool_use and mcp_tool_result blocks, then the answer', async () => {
-    const before = calls.length;
+    const before = mcp.calls.length;
     const m = await client.beta.messages.create({ model: 'agent', max_tokens: 400, mcp_servers: servers({ tool_configuration: { allowed_tools: ['lookup_order'] } }) as never, messages: [{ role: 'user', content: 'Look up order 1234' }] });
     const blocks = m.content as Block[];
     const use = blocks.find((b) => b.type === 'mcp_tool_use');
@@ -74,16 +48,16 @@ describe('mcp_servers', () => {
     assert.equal(result.tool_use_id, use.id);
     assert.equal(result.is_error, false);
     assert.match(result.content[0].text, /Order 1234 has shipped/);
-    assert.equal(calls.length - before, 1);
+    assert.equal(mcp.calls.length - before, 1);
   });
 
   test('tool_configuration: a tool left out is not offered; a server disabled offers none', async () => {
-    const before = calls.length;
+    const before = mcp.calls.length;
     const m = await client.beta.messages.create({ model: 'agent', max_tokens: 200, mcp_servers: servers({ tool_configuration: { allowed_tools: ['cancel_order'] } }) as never, messages: [{ role: 'user', content: 'Look up order 77.' }] });
     assert.ok(!(m.content as Block[]).some((b) => b.type === 'mcp_tool_use' && b.name === 'lookup_order'));
     const off = await client.beta.messages.create({ model: 'agent', max_tokens: 200, mcp_servers: servers({ tool_configuration: { enabled: false } }) as never, messages: [{ role: 'user', content: 'Look up order 78.' }] });
     assert.ok(!(off.content as Block[]).some((b) => b.type === 'mcp_tool_use'));
-    assert.equal(calls.filter((c, i) => i >= before && c.name === 'lookup_order').length, 0);
+    assert.equal(mcp.calls.filter((c, i) => i >= before && c.name === 'lookup_order').length, 0);
   });
 
   test('a private address is refused naming it; the MCP switch is needed', async () => {

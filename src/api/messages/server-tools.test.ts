@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { pdf } from '../../../test/helpers/documents.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 
 let fake: http.Server;
@@ -22,9 +22,7 @@ let client: Anthropic;
 let pdfBytes: Buffer;
 const pdfHits: string[] = [];
 before(async () => {
-  const doc = await PDFDocument.create();
-  doc.addPage().drawText('The iguana enclosure is warm.', { x: 50, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
-  pdfBytes = Buffer.from(await doc.save());
+  pdfBytes = await pdf(['The iguana enclosure is warm.']);
   fake = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     if (url.pathname === '/search') {

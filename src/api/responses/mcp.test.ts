@@ -9,15 +9,11 @@
 // included) absent from every table, blob and log line afterwards.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { McpServer as SdkServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { sql } from 'kysely';
-import { z } from 'zod';
+import { startFakeMcp, type FakeMcp } from '../../../test/helpers/fake-mcp.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/test-server.ts';
 import { checkStream, validateResponseObject } from './event-checks.test-support.ts';
 
@@ -25,50 +21,14 @@ const TOKEN = 'mcp-token-canary-93af01';
 const HEADER = 'mcp-header-canary-5b7e22';
 const T = { timeout: 120_000 };
 
-/** Every tools/call and tools/list the MCP server got, with what came with it. */
-const calls: { name: string; arguments: unknown; authorization?: string; header?: string }[] = [];
-let lists = 0;
-let mcp: http.Server;
+let fake: FakeMcp;
 let mcpUrl: string;
-
-function toolsServer(): SdkServer {
-  const s = new SdkServer({ name: 'orders', version: '1.0.0' });
-  s.registerTool('lookup_order', { description: 'Looks up an order by its number.', inputSchema: { order: z.string() }, annotations: { readOnlyHint: true } }, async ({ order }) => ({
-    content: [{ type: 'text', text: `Order ${order} has shipped.` }],
-  }));
-  s.registerTool('cancel_order', { description: 'Cancels an order by its number.', inputSchema: { order: z.string() } }, async ({ order }) => ({
-    content: [{ type: 'text', text: `Order ${order} is cancelled.` }],
-  }));
-  s.registerTool('refund_payment', { description: 'Refunds a payment.', inputSchema: { payment: z.string() } }, async () => ({
-    content: [{ type: 'text', text: 'The payment service is down.' }],
-    isError: true,
-  }));
-  return s;
-}
-
 before(async () => {
-  mcp = http.createServer(async (req, res) => {
-    // Only with the header and token the tool entry gave.
-    if (req.headers.authorization !== `Bearer ${TOKEN}` || req.headers['x-orders-key'] !== HEADER) return res.writeHead(401).end('no');
-    if (req.method !== 'POST') return res.writeHead(405, { allow: 'POST' }).end();
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks);
-    (req as { rawBody?: Buffer }).rawBody = raw;
-    const body = JSON.parse(raw.toString());
-    for (const m of [body].flat() as { method?: string; params?: { name: string; arguments: unknown } }[]) {
-      if (m.method === 'tools/call') calls.push({ name: m.params!.name, arguments: m.params!.arguments, authorization: req.headers.authorization, header: req.headers['x-orders-key'] as string });
-      if (m.method === 'tools/list') lists++;
-    }
-    const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await toolsServer().connect(t);
-    res.on('close', () => void t.close());
-    await t.handleRequest(req, res, body);
-  });
-  await new Promise<void>((r) => mcp.listen(0, '127.0.0.1', r));
-  mcpUrl = `http://127.0.0.1:${(mcp.address() as AddressInfo).port}/mcp`;
+  // Only with the header and token the tool entry gave.
+  fake = await startFakeMcp(TOKEN, ['x-orders-key', HEADER]);
+  mcpUrl = fake.url;
 });
-after(() => mcp.close());
+after(() => fake.close());
 
 const logs = new PassThrough();
 const logLines: string[] = [];
@@ -93,7 +53,7 @@ const ask = (input: string, tool: Record<string, unknown>, more: Record<string, 
   server.openai(key).responses.create({ model: 'agent', input, tools: [tool as never], parallel_tool_calls: false, ...more } as never) as Promise<any>;
 
 test('never: the tools listed (allowed names only), the call run once with the model\'s arguments, header and token received', T, async () => {
-  calls.length = 0;
+  fake.calls.length = 0;
   const r = await ask('Look up order 42', orders({ require_approval: 'never', allowed_tools: ['lookup_order'] }));
   validateResponseObject(r);
   assert.deepEqual(r.output.map((i: any) => i.type), ['mcp_list_tools', 'mcp_call', 'message']);
@@ -102,9 +62,9 @@ test('never: the tools listed (allowed names only), the call run once with the m
   assert.equal(call.status, 'completed');
   assert.equal(call.name, 'lookup_order');
   assert.match(call.output, /has shipped/);
-  assert.equal(calls.length, 1);
-  assert.deepEqual(calls[0]!.arguments, JSON.parse(call.arguments));
-  assert.deepEqual([calls[0]!.authorization, calls[0]!.header], [`Bearer ${TOKEN}`, HEADER]);
+  assert.equal(fake.calls.length, 1);
+  assert.deepEqual(fake.calls[0]!.arguments, JSON.parse(call.arguments));
+  assert.deepEqual([fake.calls[0]!.authorization, fake.calls[0]!.header], [`Bearer ${TOKEN}`, HEADER]);
   // The echoed tool keeps neither secret.
   assert.equal(JSON.stringify(r.tools).includes(TOKEN) || JSON.stringify(r.tools).includes(HEADER), false);
 });
@@ -120,13 +80,13 @@ test('allowed_tools as a filter (read_only), and a tool error as a failed mcp_ca
 });
 
 test('always (the default): the response ends with an approval request; approved, the stored call runs exactly once, without asking the model again', T, async () => {
-  calls.length = 0;
+  fake.calls.length = 0;
   const first = await ask('Cancel order 42', orders({ allowed_tools: ['cancel_order'] }));
   const request = first.output.at(-1);
   assert.equal(request.type, 'mcp_approval_request');
   assert.deepEqual([request.server_label, request.name], ['orders', 'cancel_order']);
-  assert.equal(calls.length, 0, 'nothing runs before approval');
-  const listsBefore = lists;
+  assert.equal(fake.calls.length, 0, 'nothing runs before approval');
+  const listsBefore = fake.lists;
 
   const stream = await server.openai(key).responses.create({
     model: 'agent',
@@ -138,12 +98,12 @@ test('always (the default): the response ends with an approval request; approved
   const events: any[] = [];
   for await (const e of stream) events.push(e);
   const second = checkStream(events);
-  assert.equal(lists, listsBefore, 'the listing of the chain is reused');
+  assert.equal(fake.lists, listsBefore, 'the listing of the chain is reused');
   assert.deepEqual(second.output.map((i: any) => i.type), ['mcp_call', 'message']);
   const call = second.output[0];
   assert.deepEqual([call.approval_request_id, call.arguments, call.status], [request.id, request.arguments, 'completed']);
-  assert.equal(calls.length, 1);
-  assert.deepEqual(calls[0]!.arguments, JSON.parse(request.arguments));
+  assert.equal(fake.calls.length, 1);
+  assert.deepEqual(fake.calls[0]!.arguments, JSON.parse(request.arguments));
   assert.match(second.output[1].content[0].text, /is cancelled/);
 
   // The same approval again, or an unknown one: 400, nothing runs.
@@ -153,11 +113,11 @@ test('always (the default): the response ends with an approval request; approved
       (e: any) => e.status === 400 && e.error?.param === 'input[0].approval_request_id',
     );
   }
-  assert.equal(calls.length, 1);
+  assert.equal(fake.calls.length, 1);
 });
 
 test('declined: nothing runs and the model is told; per-tool approval runs the never tools at once', T, async () => {
-  calls.length = 0;
+  fake.calls.length = 0;
   const first = await ask('Cancel order 9', orders({ allowed_tools: ['cancel_order'] }));
   const request = first.output.at(-1);
   const declined = await server.openai(key).responses.create({
@@ -166,7 +126,7 @@ test('declined: nothing runs and the model is told; per-tool approval runs the n
     input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: false, reason: 'not now' } as never],
     tools: [orders({ allowed_tools: ['cancel_order'] }) as never],
   });
-  assert.equal(calls.length, 0);
+  assert.equal(fake.calls.length, 0);
   assert.equal(declined.status, 'completed');
   assert.match(declined.output_text, /declined/);
 
@@ -189,7 +149,7 @@ test('refused before any model runs: a private or non-https server_url, and a ke
 test('continued on a second instance', { ...T, skip: process.env.TEST_DATABASE !== 'postgres' && 'two instances share a database on PostgreSQL only' }, async () => {
   const other = await startTestServer({ AGENT_API_OUTBOUND_ALLOW: '127.0.0.1', DATABASE_URL: server.config.database.kind === 'postgres' ? server.config.database.url : '', AGENT_API_INSTANCE_ID: 'second' });
   try {
-    calls.length = 0;
+    fake.calls.length = 0;
     const first = await ask('Cancel order 77', orders({ allowed_tools: ['cancel_order'] }));
     const request = first.output.at(-1);
     const second = await other.openai(key).responses.create({
@@ -199,14 +159,14 @@ test('continued on a second instance', { ...T, skip: process.env.TEST_DATABASE !
       tools: [orders({ allowed_tools: ['cancel_order'] }) as never],
     });
     assert.equal(second.output[0]!.type, 'mcp_call');
-    assert.equal(calls.length, 1);
+    assert.equal(fake.calls.length, 1);
   } finally {
     await other.close();
   }
 });
 
 test('background: runs with the credentials held in memory; afterwards neither canary is in any table, blob or log line', T, async () => {
-  calls.length = 0;
+  fake.calls.length = 0;
   const queued = await ask('Look up order 11', orders({ require_approval: 'never', allowed_tools: ['lookup_order'] }), { background: true });
   let done = queued;
   for (let i = 0; i < 600 && ['queued', 'in_progress'].includes(done.status); i++) {
@@ -214,7 +174,7 @@ test('background: runs with the credentials held in memory; afterwards neither c
     done = await server.openai(key).responses.retrieve(queued.id);
   }
   assert.equal(done.status, 'completed', JSON.stringify(done.error));
-  assert.ok(calls.some((c) => c.authorization === `Bearer ${TOKEN}` && c.header === HEADER), 'the server received them');
+  assert.ok(fake.calls.some((c) => c.authorization === `Bearer ${TOKEN}` && c.header === HEADER), 'the server received them');
 
   await server.app.services.activity.flush();
   const { db } = server.app.services.store;
@@ -236,8 +196,8 @@ test('background: runs with the credentials held in memory; afterwards neither c
   assert.equal(logged.includes(HEADER), false, 'header in the logs');
 });
 
-test('a background response whose credentials were held by another process (a restart) ends failed saying why, and calls nothing', T, async () => {
-  calls.length = 0;
+test('a background response whose credentials were held by another process (a restart) ends failed saying why, and fake.calls nothing', T, async () => {
+  fake.calls.length = 0;
   const { backgroundResponses } = await import('./background.ts');
   const { StoredResponses } = await import('./stored-responses.ts');
   const { ToolRegistry } = await import('../../tools/registry.ts');
@@ -256,11 +216,11 @@ test('a background response whose credentials were held by another process (a re
   }
   assert.equal(done.status, 'failed');
   assert.match(done.error.message, /kept in memory only, and the service restarted/);
-  assert.equal(calls.length, 0);
+  assert.equal(fake.calls.length, 0);
 });
 
 test('one approval answered by several requests at once, or again with store false: its call runs exactly once', T, async () => {
-  calls.length = 0;
+  fake.calls.length = 0;
   const first = await ask('Cancel order 64', orders({ allowed_tools: ['cancel_order'] }));
   const request = first.output.at(-1);
   const answer = () =>
@@ -275,7 +235,7 @@ test('one approval answered by several requests at once, or again with store fal
   assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1, JSON.stringify(outcomes.map((o) => o.status)));
   for (const o of outcomes) if (o.status === 'rejected') assert.equal((o.reason as any).status, 400);
   await assert.rejects(answer(), (e: any) => e.status === 400);
-  assert.equal(calls.length, 1);
+  assert.equal(fake.calls.length, 1);
 });
 
 test("what the model reads: each approval request's call followed at once by what it came to, whatever the input added", T, async () => {

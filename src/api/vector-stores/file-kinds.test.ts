@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow, TextRun } from 'docx';
 import OpenAI, { toFile } from 'openai';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { pdf } from '../../../test/helpers/documents.ts';
 import type { TestServer } from '../../../test/helpers/test-server.ts';
 import { fileSearchClient, settled, startFileSearchServer } from './ingestion.test-support.ts';
 
@@ -19,13 +19,6 @@ before(async () => {
 });
 after(() => server.close());
 
-async function pdf(lines: string[]): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const page = doc.addPage();
-  lines.forEach((line, i) => page.drawText(line, { x: 50, y: 750 - i * 20, size: 12, font }));
-  return Buffer.from(await doc.save());
-}
 
 async function docx(): Promise<Buffer> {
   const doc = new Document({
