@@ -13,6 +13,7 @@ import type { KeyRecord } from '../../keys/keys-service.ts';
 import { streamAnswer } from '../stream-answer.ts';
 import { countMessageTokens, messageOnce, startMessage } from './message-call.ts';
 import type { MessagesDeps } from './message-call.ts';
+import { messageBatchesRoutes } from './batches-routes.ts';
 
 const PING = 'event: ping\ndata: {"type":"ping"}\n\n';
 
@@ -62,6 +63,8 @@ export function messagesRoutes(router: Router, deps: MessagesDeps): void {
     if (!model) throw notFound(`The model '${params.model_id}' does not exist or this API key may not use it.`, 'model_id');
     return model;
   });
+
+  messageBatchesRoutes(router, deps);
 }
 
 /** When the chat models were first offered, as the vendor's `created_at` (RFC 3339). */

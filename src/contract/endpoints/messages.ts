@@ -8,6 +8,7 @@ import { applied, needs, noEffect, refused } from '../fields.ts';
 import { jsonSchemaObject } from '../json-schema-limits.ts';
 import type { FieldTable } from '../types.ts';
 import { defineEndpoint } from '../types.ts';
+import { messagesBatchesEndpoints } from './messages-batches.ts';
 
 /** The vendor's own bound on tools in one request. */
 const MAX_TOOLS = 128;
@@ -284,4 +285,4 @@ export const getMessagesOpenApi = defineEndpoint({
   response: { schema: z.looseObject({ openapi: z.string() }) },
 });
 
-export const messagesEndpoints = [createMessage, countMessageTokens, listMessagesModels, retrieveMessagesModel, getMessagesOpenApi] as const;
+export const messagesEndpoints = [createMessage, countMessageTokens, listMessagesModels, retrieveMessagesModel, getMessagesOpenApi, ...messagesBatchesEndpoints] as const;
