@@ -166,6 +166,12 @@ export interface BatchesTable {
   expired_at: number | null;
   cancelling_at: number | null;
   cancelled_at: number | null;
+  /** Which surface's batch (migration 0024): `v1` (/v1/batches) or `messages` (/v1/messages/batches). */
+  surface: 'v1' | 'messages';
+  /** A messages-style batch: the blob holding its requests as batch input lines (JSONL). */
+  input_blob: string | null;
+  /** Requests the 24 h window left unrun (also counted in `failed`). */
+  expired: number;
 }
 
 /** A batch line that has started (migration 0013): its outcome once done. */

@@ -3,6 +3,7 @@
 // (chat and text completions, responses, embeddings); `POST /batches` takes exactly the
 // endpoints registered here (its contract is made from `urls`), so a batch naming any
 // other is refused when it is created.
+import type { Root } from '../../contract/roots.ts';
 import type { EndpointContract } from '../../contract/types.ts';
 import type { Call } from '../../pipeline/call.ts';
 
@@ -10,6 +11,8 @@ export interface BatchEndpoint {
   /** As a batch names it, e.g. /v1/chat/completions. */
   readonly url: string;
   readonly contract: EndpointContract;
+  /** The root it is under, whose error shape a failed line's body takes (default: the compatible API's). */
+  readonly root?: Root;
   /** Answers one checked, admitted call with the endpoint's JSON body (never a stream). */
   run(call: Call): Promise<Record<string, unknown>>;
 }

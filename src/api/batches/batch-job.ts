@@ -29,6 +29,13 @@ const MAX_OUTPUT_BYTES = 1024 * 1024 * 1024;
 export interface BatchJobOptions {
   /** Lines of one batch in flight at once. */
   concurrency: number;
+  /**
+   * Where a batch's input lines come from (default: its uploaded input file). The
+   * messages-style surface keeps the requests of its batches as a blob.
+   */
+  lines?: (batch: BatchesTable) => Promise<AsyncIterable<string> | null>;
+  /** Whether the end writes output and error files (default true); a surface that serves results from the recorded lines says false. */
+  outputFiles?: boolean;
 }
 
 /** An output line: a response, or (a line that never ran) an error. */
@@ -40,6 +47,12 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
   const set = (id: string, values: Partial<BatchesTable>) => db.updateTable('batches').set(values).where('id', '=', id).execute();
 
   async function* inputLines(batch: BatchesTable): AsyncGenerator<string> {
+    if (options.lines) {
+      const lines = await options.lines(batch);
+      if (!lines) throw new InputGone();
+      yield* lines;
+      return;
+    }
     const opened = await services.files.open(batch.account_id, batch.input_file_id);
     if (!opened) throw new InputGone();
     yield* createInterface({ input: opened.stream, crlfDelay: Infinity });
@@ -158,6 +171,8 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
         .set((eb) => ({
           completed: ok ? eb('completed', '+', 1) : eb.ref('completed'),
           failed: ok ? eb.ref('failed') : eb('failed', '+', 1),
+          // Not run: the window passed (the only outcome without a response).
+          expired: outcome.response === null ? eb('expired', '+', 1) : eb.ref('expired'),
           credits: eb('credits', '+', credits),
           input_tokens: eb('input_tokens', '+', inputTokens),
           output_tokens: eb('output_tokens', '+', outputTokens),
@@ -200,8 +215,9 @@ export function batchJobHandler(services: Services, endpoints: BatchEndpoints, o
   async function finalize(batch: BatchesTable): Promise<unknown> {
     const final: BatchesTable['status'] = batch.status === 'cancelling' ? 'cancelled' : batch.status === 'expired' ? 'expired' : 'completed';
     if (batch.status === 'in_progress') await set(batch.id, { status: 'finalizing', finalizing_at: Date.now() });
-    const output = batch.output_file_id ?? (await writeLines(batch, true, 'output'));
-    const errors = batch.error_file_id ?? (await writeLines(batch, false, 'error'));
+    const files = options.outputFiles ?? true;
+    const output = batch.output_file_id ?? (files ? await writeLines(batch, true, 'output') : null);
+    const errors = batch.error_file_id ?? (files ? await writeLines(batch, false, 'error') : null);
     const stamp = final === 'completed' ? { completed_at: Date.now() } : final === 'cancelled' ? { cancelled_at: Date.now() } : {};
     await set(batch.id, { status: final, output_file_id: output, error_file_id: errors, ...stamp });
     return { status: final };

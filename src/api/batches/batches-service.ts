@@ -58,12 +58,23 @@ export function batchObject(row: BatchesTable) {
 
 export type BatchObject = ReturnType<typeof batchObject>;
 
+/** A new batch's row and the job that runs it, in one transaction (a batch never exists without its job). */
+export async function insertBatch(jobs: JobQueue, row: BatchesTable, kind: typeof batchJob = batchJob): Promise<void> {
+  await jobs.transaction(async (trx) => {
+    const job = await jobs.enqueue(kind, { batchId: row.id }, { db: trx, accountId: row.account_id });
+    row.job_id = job.id;
+    await trx.insertInto('batches').values(row).execute();
+  });
+}
+
 export class Batches {
+  /** `surface`: the batches this instance finds, lists and cancels (each surface sees only its own). */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly jobs: JobQueue,
     private readonly files: StoredFiles,
     private readonly clock: () => number = Date.now,
+    private readonly surface: BatchesTable['surface'] = 'v1',
   ) {}
 
   async create(
@@ -104,23 +115,22 @@ export class Batches {
       expired_at: null,
       cancelling_at: null,
       cancelled_at: null,
+      surface: 'v1',
+      input_blob: null,
+      expired: 0,
     };
-    await this.jobs.transaction(async (trx) => {
-      const job = await this.jobs.enqueue(batchJob, { batchId: row.id }, { db: trx, accountId: key.accountId });
-      row.job_id = job.id;
-      await trx.insertInto('batches').values(row).execute();
-    });
+    await insertBatch(this.jobs, row);
     return batchObject(row);
   }
 
   /** The account's batch; undefined for an unknown id or another account's. */
   async row(accountId: string, id: string): Promise<BatchesTable | undefined> {
-    return this.db.selectFrom('batches').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    return this.db.selectFrom('batches').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('surface', '=', this.surface).executeTakeFirst();
   }
 
   async list(accountId: string, options: { after?: string; limit?: number }) {
     const limit = options.limit ?? 20;
-    let q = this.db.selectFrom('batches').selectAll().where('account_id', '=', accountId);
+    let q = this.db.selectFrom('batches').selectAll().where('account_id', '=', accountId).where('surface', '=', this.surface);
     if (options.after !== undefined) q = q.where('id', '<', options.after);
     const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
     const data = rows.slice(0, limit).map(batchObject);
@@ -133,9 +143,15 @@ export class Batches {
    * is cancelled at once. Other states: returned unchanged.
    */
   async cancel(accountId: string, id: string): Promise<BatchObject | undefined> {
+    const row = await this.cancelRow(accountId, id);
+    return row && batchObject(row);
+  }
+
+  /** `cancel`, answering with the row (each surface renders its own object). */
+  async cancelRow(accountId: string, id: string): Promise<BatchesTable | undefined> {
     const row = await this.row(accountId, id);
     if (!row) return undefined;
-    if (row.status !== 'validating' && row.status !== 'in_progress') return batchObject(row);
+    if (row.status !== 'validating' && row.status !== 'in_progress') return row;
     const now = this.clock();
     await this.db.updateTable('batches').set({ status: 'cancelling', cancelling_at: now }).where('id', '=', id).where('status', 'in', ['validating', 'in_progress']).execute();
     const job = row.job_id ? await this.jobs.cancel(row.job_id) : undefined;
@@ -143,6 +159,6 @@ export class Batches {
     if (!job || (job.status === 'cancelled' && job.attempts === 0)) {
       await this.db.updateTable('batches').set({ status: 'cancelled', cancelled_at: now }).where('id', '=', id).where('status', '=', 'cancelling').execute();
     }
-    return batchObject((await this.row(accountId, id))!);
+    return (await this.row(accountId, id))!;
   }
 }

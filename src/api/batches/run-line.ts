@@ -3,6 +3,7 @@
 // and the account's concurrency slot (waited for, not refused: a batch shares the
 // account with live calls), the endpoint's contract, a Run that reserves and settles,
 // and an activity row. The answer is the line's response, in the batch output shape.
+import { referenceErrors } from '../../contract/roots.ts';
 import { serverError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
@@ -36,11 +37,12 @@ export interface LineInput {
 }
 
 export async function runLine(services: Services, endpoint: BatchEndpoint, key: KeyRecord, line: LineInput): Promise<LineOutcome> {
+  const errors = endpoint.root?.errors ?? referenceErrors;
   const { call, status, value, error } = await runCall(
     services,
     {
       id: line.requestId,
-      route: { auth: 'key', contract: endpoint.contract, endpoint: endpoint.url },
+      route: { auth: 'key', contract: endpoint.contract, endpoint: endpoint.url, ...(endpoint.root ? { root: endpoint.root } : {}) },
       routeLabel: `batch ${endpoint.url}`,
       ip: line.ip,
       log: line.log,
@@ -55,7 +57,10 @@ export async function runLine(services: Services, endpoint: BatchEndpoint, key: 
   return {
     id: newId('batch_req_'),
     custom_id: line.customId,
-    response: { status_code: status, request_id: call.id, body: error ? error.toBody() : value! },
+    // A failed line's body (and status) in its root's error shape, as a POST there answers.
+    response: error
+      ? { status_code: errors.status(error), request_id: call.id, body: errors.body(error, call.id) as Record<string, unknown> }
+      : { status_code: status, request_id: call.id, body: value! },
     error: null,
     credits: call.creditsSettled,
     usage: { inputTokens: call.usage.inputTokens, outputTokens: call.usage.outputTokens },

@@ -39,9 +39,7 @@ const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as co
  * custom ids so far (uniqueness across the file).
  */
 export function parseLine(text: string, lineNo: number, url: string, endpoint: BatchEndpoint | undefined, key: KeyRecord, seen: Set<string>): BatchLine {
-  const fail = (code: string, message: string, param: string | null = null): never => {
-    throw Object.assign(new Error(message), { batchError: { code, message, param, line: lineNo } satisfies BatchLineError });
-  };
+  const fail = lineFailure(lineNo);
   // Create refuses such a batch; one stored before its endpoint stopped being offered ends here.
   if (!endpoint) fail('invalid_endpoint', `The endpoint ${url} cannot be used in a batch here.`);
   const bytes = Buffer.from(text);
@@ -52,6 +50,22 @@ export function parseLine(text: string, lineNo: number, url: string, endpoint: B
   } catch (err) {
     fail('invalid_json_line', `Line ${lineNo} is not valid JSON: ${(err as Error).message}`);
   }
+  return checkLine(value, lineNo, url, endpoint!, key, seen);
+}
+
+const lineFailure =
+  (lineNo: number) =>
+  (code: string, message: string, param: string | null = null): never => {
+    throw Object.assign(new Error(message), { batchError: { code, message, param, line: lineNo } satisfies BatchLineError });
+  };
+
+/**
+ * One parsed line checked: a `custom_id` unique in `seen`, POST to `url`, a body the
+ * endpoint's contract accepts for the key, not a stream. The messages-style surface
+ * checks the requests of a batch body with it (they arrive parsed).
+ */
+export function checkLine(value: unknown, lineNo: number, url: string, endpoint: BatchEndpoint, key: KeyRecord, seen: Set<string>): BatchLine {
+  const fail = lineFailure(lineNo);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('invalid_json_line', `Line ${lineNo} must be a JSON object.`);
   const obj = value as Record<string, unknown>;
   const customId = obj.custom_id;
@@ -65,7 +79,7 @@ export function parseLine(text: string, lineNo: number, url: string, endpoint: B
   if (obj.url !== url) fail('mismatched_url', `Line ${lineNo}: url must be the batch's endpoint, ${url}.`, 'url');
   const body = obj.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) fail('invalid_body', `Line ${lineNo}: body must be a JSON object.`, 'body');
-  const probe = newCall({ id: 'validation', method: 'POST', route: { auth: 'key', contract: endpoint!.contract, endpoint: url }, routeLabel: url, ip: '', log: silent });
+  const probe = newCall({ id: 'validation', method: 'POST', route: { auth: 'key', contract: endpoint.contract, endpoint: url }, routeLabel: url, ip: '', log: silent });
   probe.key = key;
   try {
     checkCall(probe, { body });

@@ -14,6 +14,7 @@ import { streamAnswer } from '../stream-answer.ts';
 import { countMessageTokens, messageOnce, startMessage } from './message-call.ts';
 import { messagesFilesRoutes } from './files-routes.ts';
 import type { MessagesDeps } from './message-call.ts';
+import { messageBatchesRoutes } from './batches-routes.ts';
 
 const PING = 'event: ping\ndata: {"type":"ping"}\n\n';
 
@@ -64,6 +65,8 @@ export function messagesRoutes(router: Router, deps: MessagesDeps): void {
     if (!model) throw notFound(`The model '${params.model_id}' does not exist or this API key may not use it.`, 'model_id');
     return model;
   });
+
+  messageBatchesRoutes(router, deps);
 }
 
 /** When the chat models were first offered, as the vendor's `created_at` (RFC 3339). */

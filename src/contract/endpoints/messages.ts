@@ -9,6 +9,7 @@ import { jsonSchemaObject } from '../json-schema-limits.ts';
 import type { FieldTable } from '../types.ts';
 import { messagesFilesEndpoints } from './messages-files.ts';
 import { defineEndpoint } from '../types.ts';
+import { messagesBatchesEndpoints } from './messages-batches.ts';
 
 /** The vendor's own bound on tools in one request. */
 const MAX_TOOLS = 128;
@@ -307,4 +308,4 @@ export const getMessagesOpenApi = defineEndpoint({
   response: { schema: z.looseObject({ openapi: z.string() }) },
 });
 
-export const messagesEndpoints = [createMessage, countMessageTokens, listMessagesModels, retrieveMessagesModel, ...messagesFilesEndpoints, getMessagesOpenApi] as const;
+export const messagesEndpoints = [createMessage, countMessageTokens, listMessagesModels, retrieveMessagesModel, ...messagesFilesEndpoints, ...messagesBatchesEndpoints, getMessagesOpenApi] as const;
