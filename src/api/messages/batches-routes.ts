@@ -14,6 +14,7 @@ import {
 } from '../../contract/endpoints/messages-batches.ts';
 import { invalidRequest, notFound } from '../../errors.ts';
 import type { Router } from '../../http/router.ts';
+import { rootUrl as publishedRootUrl } from '../root-url.ts';
 import type { BatchesTable } from '../../store/schema.ts';
 import { isTerminal } from '../batches/batches-service.ts';
 import { BatchEndpoints } from '../batches/batch-endpoints.ts';
@@ -33,10 +34,7 @@ export function messageBatchesRoutes(router: Router, deps: MessagesDeps): void {
   services.jobRunner.handle(messageBatchJob, batchJobHandler(services, endpoints, { concurrency: config.batchConcurrency, lines: batches.lines, outputFiles: false }), {
     concurrency: config.batchJobs,
   });
-  const { publicBaseUrl } = config;
-  // The service's base under which each root is mounted: the configured /v1 base less its /v1.
-  const configured = publicBaseUrl?.replace(/\/v1$/, '');
-  const rootUrl = (request: FastifyRequest) => `${configured ?? `${request.protocol}://${request.host}`}${router.prefix}`;
+  const rootUrl = (request: FastifyRequest) => publishedRootUrl(config.publicBaseUrl, request, router.prefix);
   const found = async (accountId: string, id: string): Promise<BatchesTable> => (await batches.row(accountId, id)) ?? Promise.reject(missing(id));
 
   router.endpoint(createMessageBatch, async ({ body, key, request }) => batches.object(await batches.create(key, body.requests!, request.ip), rootUrl(request)));

@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import { buildCapabilities } from '../../contract/capabilities.ts';
 import { buildOpenApi } from '../../contract/openapi.ts';
+import { rootUrl } from '../root-url.ts';
 import type { Router } from '../../http/router.ts';
 
 /** Registers the documents of the router's root; call it after every other endpoint of the root. */
@@ -15,7 +16,7 @@ export function metaRoutes(router: Router): void {
   if (!getOpenApi) throw new Error(`the ${root.id} root declares no GET /openapi.json`);
   const auth = root.publicDocuments ? 'none' : root.auth;
   const { config } = router.services;
-  const baseUrl = (request: FastifyRequest) => config.publicBaseUrl ?? `${request.protocol}://${request.host}${router.prefix}`;
+  const baseUrl = (request: FastifyRequest) => rootUrl(config.publicBaseUrl, request, router.prefix);
   // Both documents depend only on the offered endpoints (all registered by now) and the
   // base URL. Building the OpenAPI document takes over 100 ms and serializing it tens:
   // both are done here, at start-up, with a placeholder for the base URL; a request only

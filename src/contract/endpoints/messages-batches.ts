@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { applied, noEffect } from '../fields.ts';
 import type { FieldTable } from '../types.ts';
+import { betaQuery, idPageQuery } from './messages-query.ts';
 import { defineEndpoint } from '../types.ts';
 
 /** The vendor's bound on requests per batch (SPEC "Limits"). */
@@ -37,8 +38,6 @@ export const messageBatchSchema = z
   })
   .meta({ id: 'MessageBatch' });
 
-/** `?beta=true`, which the SDKs' beta methods add. */
-const beta = { beta: noEffect('the beta methods of the SDKs add it; the same endpoint answers', z.string().max(16)) } satisfies FieldTable;
 
 const batchIdParams = { message_batch_id: z.string().min(1).max(256) };
 
@@ -54,7 +53,7 @@ export const createMessageBatch = defineEndpoint({
   family: 'messages',
   summary: 'Creates a batch of message requests, run in the background; results are read at results_url once it has ended.',
   permission: 'files',
-  query: beta,
+  query: betaQuery,
   body: {
     type: 'json',
     required: ['requests'],
@@ -80,12 +79,7 @@ export const listMessageBatches = defineEndpoint({
   family: 'messages',
   summary: "Lists the account's message batches, newest first, in pages.",
   permission: 'files',
-  query: {
-    before_id: applied(z.string().min(1).max(256)),
-    after_id: applied(z.string().min(1).max(256)),
-    limit: applied(z.coerce.number().int().min(1).max(1000)),
-    ...beta,
-  },
+  query: idPageQuery,
   response: {
     schema: z.looseObject({ data: z.array(messageBatchSchema), has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable() }),
   },
@@ -98,7 +92,7 @@ export const retrieveMessageBatch = defineEndpoint({
   family: 'messages',
   summary: 'Retrieves one message batch (poll it until processing_status is ended).',
   permission: 'files',
-  query: beta,
+  query: betaQuery,
   params: batchIdParams,
   response: { schema: messageBatchSchema },
 });
@@ -110,7 +104,7 @@ export const cancelMessageBatch = defineEndpoint({
   family: 'messages',
   summary: 'Cancels a message batch: no new request starts, the running ones finish, the rest end canceled.',
   permission: 'files',
-  query: beta,
+  query: betaQuery,
   params: batchIdParams,
   response: { schema: messageBatchSchema },
 });
@@ -122,7 +116,7 @@ export const deleteMessageBatch = defineEndpoint({
   family: 'messages',
   summary: 'Deletes an ended message batch and its results (cancel a running one first).',
   permission: 'files',
-  query: beta,
+  query: betaQuery,
   params: batchIdParams,
   response: { schema: z.looseObject({ id: z.string(), type: z.literal('message_batch_deleted') }) },
 });
@@ -135,7 +129,7 @@ export const messageBatchResults = defineEndpoint({
   summary:
     'The results of an ended batch as JSON Lines, one per request in request order: {custom_id, result} with result succeeded (message), errored (error), canceled or expired.',
   permission: 'files',
-  query: beta,
+  query: betaQuery,
   params: batchIdParams,
   response: { schema: z.string(), alternate: 'binary', contentType: 'application/x-jsonl' },
 });

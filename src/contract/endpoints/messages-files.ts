@@ -5,10 +5,10 @@
 import { z } from 'zod';
 import { applied, binaryContentSchema, fileUpload, MB, noEffect, objectId, refused } from '../fields.ts';
 import type { FieldTable } from '../types.ts';
+import { betaQuery } from './messages-query.ts';
 import { defineEndpoint } from '../types.ts';
 
 /** `?beta=true`, which the SDKs add on their beta methods (0.x puts it in the path). */
-const betaQuery = { beta: noEffect('the beta methods of the SDKs add it; the same endpoint answers', z.string().max(16)) } satisfies FieldTable;
 
 /** Ids per `ids` filter (the vendor's bound). */
 export const MAX_LISTED_IDS = 100;

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { applied, needs, noEffect, refused } from '../fields.ts';
 import { jsonSchemaObject } from '../json-schema-limits.ts';
+import { betaQuery, idPageQuery } from './messages-query.ts';
 import type { FieldTable } from '../types.ts';
 import { messagesFilesEndpoints } from './messages-files.ts';
 import { defineEndpoint } from '../types.ts';
@@ -146,8 +147,6 @@ const outputConfigSchema = z.looseObject({
   format: jsonFormatSchema.nullable().optional(),
 });
 
-/** `?beta=true`, which the SDKs add on their beta methods (Claude Code sends it). */
-const betaQuery = { beta: noEffect('the beta methods of the SDKs add it; the same endpoint answers', z.string().max(16)) } satisfies FieldTable;
 
 /** The request fields both endpoints share (count_tokens takes the same body less the sampling fields). */
 const conversationFields = {
@@ -269,12 +268,6 @@ export const messagesModelSchema = z
   .looseObject({ type: z.literal('model'), id: z.string(), display_name: z.string(), created_at: z.string() })
   .meta({ id: 'ModelInfo' });
 
-const pageQuery = {
-  before_id: applied(z.string().min(1).max(256)),
-  after_id: applied(z.string().min(1).max(256)),
-  limit: applied(z.coerce.number().int().min(1).max(1000)),
-  ...betaQuery,
-} satisfies FieldTable;
 
 export const listMessagesModels = defineEndpoint({
   operationId: 'models_list',
@@ -282,7 +275,7 @@ export const listMessagesModels = defineEndpoint({
   path: '/models',
   family: 'models',
   summary: 'Lists the models the calling key may use on this surface, newest first, in pages.',
-  query: pageQuery,
+  query: idPageQuery,
   response: {
     schema: z.looseObject({ data: z.array(messagesModelSchema), has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable() }),
   },
