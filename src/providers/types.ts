@@ -22,11 +22,18 @@ export interface ToolCall {
   arguments: string;
 }
 
-export type ChatMessage =
+/** The conversation up to and including a message is a prompt-cache prefix (the messages surface's cache_control). */
+export interface CacheBreakpoint {
+  cacheBreakpoint?: { ttl?: '5m' | '1h' };
+}
+
+export type ChatMessage = (
   | { role: 'system' | 'developer'; content: string }
   | { role: 'user'; content: string | ContentPart[]; name?: string }
   | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; reasoning?: string; name?: string }
-  | { role: 'tool'; content: string; tool_call_id: string };
+  | { role: 'tool'; content: string; tool_call_id: string }
+) &
+  CacheBreakpoint;
 
 export interface FunctionTool {
   name: string;

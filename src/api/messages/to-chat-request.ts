@@ -111,11 +111,23 @@ function userPart(b: Block, at: string, ctx: Ctx): ContentPart | null {
   }
 }
 
+/** The last block that carries cache_control. */
+function lastMarked(blocks: Block[]): Block | undefined {
+  for (let i = blocks.length - 1; i >= 0; i--) if (blocks[i]!.cache_control) return blocks[i];
+  return undefined;
+}
+
+/** A block's cache_control as the breakpoint of the message it lands in (an upstream that takes it gets it back). */
+const breakpointOf = (cc: unknown): ChatMessage['cacheBreakpoint'] =>
+  cc && typeof cc === 'object' ? ((cc as { ttl?: string }).ttl === '1h' ? { ttl: '1h' } : {}) : undefined;
+
 function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (body.system !== undefined) {
     const system = textOfBlocks(body.system);
-    if (system !== '') out.push({ role: 'system', content: system });
+    const marked = Array.isArray(body.system) ? lastMarked(body.system as Block[]) : undefined;
+    const cacheBreakpoint = breakpointOf(marked?.cache_control);
+    if (system !== '') out.push({ role: 'system', content: system, ...(cacheBreakpoint ? { cacheBreakpoint } : {}) });
   }
   (body.messages as Block[]).forEach((m, i) => {
     const at = `messages[${i}]`;
@@ -146,25 +158,44 @@ function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
         else if (b.type.endsWith('_tool_result') || b.type === 'mcp_tool_result') text += JSON.stringify(b.content ?? '');
         else throw invalidRequest(`An assistant message cannot hold a '${b.type}' block.`, `${where}.type`);
       });
-      out.push({ role: 'assistant', content: text === '' && calls.length > 0 ? null : text, ...(calls.length ? { tool_calls: calls } : {}), ...(reasoning ? { reasoning } : {}) });
+      const cacheBreakpoint = breakpointOf(lastMarked(blocks)?.cache_control);
+      out.push({
+        role: 'assistant',
+        content: text === '' && calls.length > 0 ? null : text,
+        ...(calls.length ? { tool_calls: calls } : {}),
+        ...(reasoning ? { reasoning } : {}),
+        ...(cacheBreakpoint ? { cacheBreakpoint } : {}),
+      });
       return;
     }
     // A user turn: its tool results first (they answer the previous turn's calls), then what it says.
     const parts: ContentPart[] = [];
+    let partsBreakpoint: ChatMessage['cacheBreakpoint'];
     blocks.forEach((b, j) => {
       const where = `${at}.content[${j}]`;
       if (b.type === 'tool_result') {
         const result = textOfBlocks(b.content ?? '');
-        out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error ? `Error: ${result}` : result });
+        const cacheBreakpoint = breakpointOf(b.cache_control);
+        out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error ? `Error: ${result}` : result, ...(cacheBreakpoint ? { cacheBreakpoint } : {}) });
         if (Array.isArray(b.content)) (b.content as Block[]).forEach((c, k) => c.type === 'image' && parts.push(userPart(c, `${where}.content[${k}]`, ctx)!));
         return;
       }
       if (b.type === 'tool_use' || b.type === 'thinking') throw invalidRequest(`A user message cannot hold a '${b.type}' block.`, `${where}.type`);
       const part = userPart(b, where, ctx);
       if (part) parts.push(part);
+      partsBreakpoint = breakpointOf(b.cache_control) ?? partsBreakpoint;
     });
-    if (parts.length > 0) out.push({ role: 'user', content: parts.every((p) => p.type === 'text') ? parts.map((p) => (p as { text: string }).text).join('\n') : parts });
+    if (parts.length > 0) {
+      out.push({
+        role: 'user',
+        content: parts.every((p) => p.type === 'text') ? parts.map((p) => (p as { text: string }).text).join('\n') : parts,
+        ...(partsBreakpoint ? { cacheBreakpoint: partsBreakpoint } : {}),
+      });
+    }
   });
+  // Automatic caching: the breakpoint after the last block.
+  const automatic = breakpointOf(body.cache_control);
+  if (automatic && out.length > 0) out[out.length - 1]!.cacheBreakpoint = automatic;
   return out;
 }
 

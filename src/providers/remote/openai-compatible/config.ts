@@ -21,6 +21,8 @@ export interface UpstreamConfig {
   /** From sending the request to the first byte of the response body. */
   connectTimeoutMs: number;
   maxRetries: number;
+  /** Send a message's cache breakpoint as `cache_control` on its last text part (OpenRouter takes it; strict servers refuse unknown part fields). */
+  cacheControl: boolean;
   /** Upstream model names that accept `reasoning_effort` (and `max_completion_tokens`). */
   reasoningModels: string[];
   /** `upstream`: /v1/embeddings goes to the upstream's /embeddings; `offline`: the built-in embedder answers it. */
@@ -61,6 +63,7 @@ const KEYS = {
   timeoutMs: 'UPSTREAM_TIMEOUT_MS',
   connectTimeoutMs: 'UPSTREAM_CONNECT_TIMEOUT_MS',
   maxRetries: 'UPSTREAM_MAX_RETRIES',
+  cacheControl: 'UPSTREAM_CACHE_CONTROL',
   reasoningModels: 'UPSTREAM_REASONING_MODELS',
   embeddings: 'UPSTREAM_EMBEDDINGS',
   moderation: 'UPSTREAM_MODERATION',
@@ -149,6 +152,7 @@ const FIELDS = {
   timeoutMs: positiveInt,
   connectTimeoutMs: positiveInt,
   maxRetries: retries,
+  cacheControl: z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
   reasoningModels: modelList,
   embeddings: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
   moderation: z.enum(['upstream', 'offline'], { error: 'must be upstream or offline' }),
@@ -265,6 +269,7 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | und
     timeoutMs: p.timeoutMs ?? 120_000,
     connectTimeoutMs: p.connectTimeoutMs ?? 30_000,
     maxRetries: p.maxRetries ?? 2,
+    cacheControl: p.cacheControl ?? false,
     // Empty unless configured: a server that is not a reasoning model rejects or misreads
     // max_completion_tokens and reasoning_effort.
     reasoningModels: p.reasoningModels ?? [],

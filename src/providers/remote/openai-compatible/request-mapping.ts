@@ -25,7 +25,27 @@ function part(p: ContentPart): Json {
   }
 }
 
-export function toWireMessage(m: ChatMessage): Json {
+/**
+ * A message with its cache breakpoint as `cache_control` on its last text part (its
+ * text content made a one-part list), for an upstream that takes it (UPSTREAM_CACHE_CONTROL).
+ */
+function withCacheControl(wire: Json, m: ChatMessage): Json {
+  const control = { type: 'ephemeral', ...(m.cacheBreakpoint?.ttl === '1h' ? { ttl: '1h' } : {}) };
+  const content = wire.content;
+  if (typeof content === 'string') return { ...wire, content: [{ type: 'text', text: content, cache_control: control }] };
+  if (!Array.isArray(content)) return wire;
+  const parts = content as Json[];
+  let last = -1;
+  parts.forEach((p, i) => p.type === 'text' && (last = i));
+  return last < 0 ? wire : { ...wire, content: parts.map((p, i) => (i === last ? { ...p, cache_control: control } : p)) };
+}
+
+export function toWireMessage(m: ChatMessage, cacheControl = false): Json {
+  const wire = wireMessage(m);
+  return cacheControl && m.cacheBreakpoint ? withCacheControl(wire, m) : wire;
+}
+
+function wireMessage(m: ChatMessage): Json {
   switch (m.role) {
     case 'system':
     case 'developer':
@@ -116,7 +136,7 @@ export function toChatBody(req: ChatRequest, config: UpstreamConfig): Json {
   const upstreamModel = config.models[req.model];
   const reasoning = config.reasoningModels.includes(upstreamModel);
   const body = common(req, upstreamModel, reasoning);
-  body.messages = withVerbosity(req.messages.map(toWireMessage), req.verbosity);
+  body.messages = withVerbosity(req.messages.map((m) => toWireMessage(m, config.cacheControl)), req.verbosity);
   if (req.tools?.length) {
     body.tools = req.tools.map((t) => ({
       type: 'function',
