@@ -52,6 +52,7 @@ describe('loadUpstreamConfig', () => {
       timeoutMs: 120_000,
       connectTimeoutMs: 30_000,
       maxRetries: 2,
+      cacheControl: false,
       reasoningModels: [],
       embeddings: 'upstream',
       moderation: 'offline',
