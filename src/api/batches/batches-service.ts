@@ -58,6 +58,39 @@ export function batchObject(row: BatchesTable) {
 
 export type BatchObject = ReturnType<typeof batchObject>;
 
+
+/** A batch's first row, before any line ran: `fields` are what its surface knows, the rest start empty. */
+export function newBatchRow(fields: Pick<BatchesTable, 'id' | 'endpoint' | 'input_file_id' | 'completion_window' | 'metadata' | 'caller_ip' | 'created_at'> & { key: KeyRecord } & Partial<Pick<BatchesTable, 'total' | 'surface' | 'input_blob'>>): BatchesTable {
+  const { key, ...given } = fields;
+  return {
+    account_id: key.accountId,
+    key_id: key.id,
+    status: 'validating',
+    output_file_id: null,
+    error_file_id: null,
+    errors: null,
+    total: 0,
+    completed: 0,
+    failed: 0,
+    credits: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    job_id: null,
+    expires_at: given.created_at + COMPLETION_WINDOW_MS,
+    in_progress_at: null,
+    finalizing_at: null,
+    completed_at: null,
+    failed_at: null,
+    expired_at: null,
+    cancelling_at: null,
+    cancelled_at: null,
+    surface: 'v1',
+    input_blob: null,
+    expired: 0,
+    ...given,
+  };
+}
+
 /** A new batch's row and the job that runs it, in one transaction (a batch never exists without its job). */
 export async function insertBatch(jobs: JobQueue, row: BatchesTable, kind: typeof batchJob = batchJob): Promise<void> {
   await jobs.transaction(async (trx) => {
@@ -86,39 +119,16 @@ export class Batches {
     if (!file) throw invalidRequest(`No file with id '${input.input_file_id}' exists for this account.`, 'input_file_id');
     if (file.purpose !== 'batch') throw invalidRequest(`The file '${file.id}' was uploaded with purpose '${file.purpose}'; a batch reads a file with purpose 'batch'.`, 'input_file_id');
     const now = this.clock();
-    const row: BatchesTable = {
+    const row = newBatchRow({
       id: newId('batch_'),
-      account_id: key.accountId,
-      key_id: key.id,
+      key,
       endpoint: input.endpoint,
       input_file_id: file.id,
       completion_window: input.completion_window,
-      status: 'validating',
-      output_file_id: null,
-      error_file_id: null,
-      errors: null,
-      total: 0,
-      completed: 0,
-      failed: 0,
-      credits: 0,
-      input_tokens: 0,
-      output_tokens: 0,
       metadata: input.metadata ? JSON.stringify(input.metadata) : null,
       caller_ip: callerIp,
-      job_id: null,
       created_at: now,
-      expires_at: now + COMPLETION_WINDOW_MS,
-      in_progress_at: null,
-      finalizing_at: null,
-      completed_at: null,
-      failed_at: null,
-      expired_at: null,
-      cancelling_at: null,
-      cancelled_at: null,
-      surface: 'v1',
-      input_blob: null,
-      expired: 0,
-    };
+    });
     await insertBatch(this.jobs, row);
     return batchObject(row);
   }

@@ -17,7 +17,7 @@ import type { KeyRecord } from '../../keys/keys-service.ts';
 import type { Services } from '../../services.ts';
 import type { BatchesTable } from '../../store/schema.ts';
 import type { BatchEndpoint } from '../batches/batch-endpoints.ts';
-import { Batches, COMPLETION_WINDOW_MS, insertBatch, isTerminal } from '../batches/batches-service.ts';
+import { Batches, insertBatch, isTerminal, newBatchRow } from '../batches/batches-service.ts';
 import { checkLine, lineError } from '../batches/validate-input.ts';
 import { messageOnce, startMessage, type MessagesDeps } from './message-call.ts';
 import type { MessageBody } from './to-chat-request.ts';
@@ -104,39 +104,19 @@ export class MessageBatches {
     // The requests came in one body: bounded by its limit, plus each line's method and url.
     const blob = await blobs.put(source, { maxBytes: config.bodyLimitBytes + requests.length * 128 });
     const now = Date.now();
-    const row: BatchesTable = {
+    const row = newBatchRow({
       id: newId('msgbatch_'),
-      account_id: key.accountId,
-      key_id: key.id,
+      key,
       endpoint: MESSAGE_BATCH_URL,
       input_file_id: '',
       completion_window: '24h',
-      status: 'validating',
-      output_file_id: null,
-      error_file_id: null,
-      errors: null,
-      total: requests.length,
-      completed: 0,
-      failed: 0,
-      credits: 0,
-      input_tokens: 0,
-      output_tokens: 0,
       metadata: null,
       caller_ip: callerIp,
-      job_id: null,
       created_at: now,
-      expires_at: now + COMPLETION_WINDOW_MS,
-      in_progress_at: null,
-      finalizing_at: null,
-      completed_at: null,
-      failed_at: null,
-      expired_at: null,
-      cancelling_at: null,
-      cancelled_at: null,
+      total: requests.length,
       surface: 'messages',
       input_blob: blob.key,
-      expired: 0,
-    };
+    });
     try {
       await insertBatch(this.services.jobs, row, messageBatchJob);
     } catch (err) {
