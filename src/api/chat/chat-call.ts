@@ -6,7 +6,7 @@ import { fromMicro } from '../../accounts/money.ts';
 import { createChatCompletion } from '../../contract/endpoints/chat.ts';
 import { invalidRequest, serverError } from '../../errors.ts';
 import type { BatchEndpoint } from '../batches/batch-endpoints.ts';
-import { resolveFileParts } from '../files/resolve-parts.ts';
+import { addPdfText, resolveFileParts } from '../files/resolve-parts.ts';
 import type { ChatModel } from '../../contract/models.ts';
 import { estimateInputTokens, Run } from '../../credits/run.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
@@ -44,6 +44,8 @@ export async function startChat(services: Services, stored: CompletionStore, too
   const model = body.model as ChatModel;
   const maxTokens = outputCap(body.max_completion_tokens ?? body.max_tokens, key.maxOutputTokens, services.config.defaultMaxOutputTokens);
   const files = await resolveFileParts(body.messages, key.accountId, services.files, services.config.bodyLimitBytes);
+  // The offline engine reads a stored PDF's text, as it reads a text file's.
+  if (files.size > 0 && services.engines.for('chat', model).name === 'offline') await addPdfText(files);
   const mapped = toProviderRequest(body, maxTokens, files);
   mapped.request.requestId = call.id; // the upstream's failure warning names it
   const fileContents = [...files.values()].map((f) => f.text ?? f.dataUrl);

@@ -23,7 +23,7 @@ import { mentionsUrl, type ToolRegistry, type ToolSet, type WebSearchEntry } fro
 import type { AgentTool } from '../../tools/types.ts';
 import { WEB_FUNCTION_NAMES } from '../../tools/web-search/web-tools.ts';
 import type { VectorSearch } from '../../retrieval/search-types.ts';
-import { resolveFiles } from '../files/resolve-parts.ts';
+import { addPdfText, resolveFiles } from '../files/resolve-parts.ts';
 import { generationOptions } from '../generation-options.ts';
 import type { ContainerRuntime } from '../containers/container-runtime.ts';
 import { CODE_INTERPRETER_FUNCTION_NAME, SHELL_FUNCTION_NAME } from '../../tools/containers/container-tool.ts';
@@ -280,6 +280,8 @@ export async function prepareResponse(
   // Files named by id, read before the switch moderates them with the message that names them.
   const fileIds = new Map([...fileIdsOf(earlier.items, 'previous items'), ...fileIdsOf(input)]);
   const files = await resolveFiles(fileIds, accountId, services.files, services.config.bodyLimitBytes);
+  // The offline engine reads a stored PDF's text, as it reads a text file's.
+  if (files.size > 0 && services.engines.for('chat', model).name === 'offline') await addPdfText(files);
   // The Moderate requests switch: the instructions and this request's input moderated before anything runs (earlier items were, when they were sent).
   if (key.permissions.moderate) {
     await moderateInput(services, key, [...(body.instructions ? [{ text: body.instructions, param: 'instructions' }] : []), ...inputTexts(body.input, input, files)], signal(), call);
