@@ -87,7 +87,8 @@ function queryCategories(world: World, op: Operation): Partial<Record<Category, 
         if (!queryValid(schema, plan.judged.value, (s) => set.resolve(s))) expect = { refuse: true, param: { field: plan.judged.param, exact: false } };
       }
       return mk('query-hostile', op, who, `?${plan.text.length > 120 ? `${plan.text.slice(0, 120)}… (${plan.text.length} chars)` : plan.text}`, expect, () =>
-        request(world, op, who, { query: plan.text, body: baseJson(world, op, who) }),
+        // The operation's valid body (a form on a multipart route), so the query is the only fault.
+        baseRequest(world, op, who, { query: plan.text }),
       );
     });
   }
@@ -109,7 +110,7 @@ function queryCategories(world: World, op: Operation): Partial<Record<Category, 
   ];
   out['proto-query'] = fc.tuple(fc.nat({ max: 13 }), fc.nat()).map(([i, salt]) => {
     const text = protoQueries(`fzp${salt}`)[i]!;
-    return mk('proto-query', op, who, `?${text}`, {}, () => request(world, op, who, { query: text, body: baseJson(world, op, who) }));
+    return mk('proto-query', op, who, `?${text}`, {}, () => baseRequest(world, op, who, { query: text }));
   });
   return out;
 }
