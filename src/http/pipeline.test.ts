@@ -89,9 +89,11 @@ describe('authentication', () => {
     assert.equal((await server.admin('DELETE', `/keys/${revoked.id}`)).status, 200);
     await expectError(await server.fetch('/v1/models', { key: revoked.key }), 401, 'invalid_api_key');
 
-    const soon = await server.createKey({ expires_at: Math.floor(Date.now() / 1000) + 1 });
+    // Two seconds ahead: one can already be past when the admin API checks it (a whole second taken late).
+    const expiresAt = Math.floor(Date.now() / 1000) + 2;
+    const soon = await server.createKey({ expires_at: expiresAt });
     assert.equal((await server.fetch('/v1/models', { key: soon.key })).status, 200);
-    await new Promise((r) => setTimeout(r, 1100));
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt * 1000 - Date.now()) + 100));
     const err = await expectError(await server.fetch('/v1/models', { key: soon.key }), 401, 'invalid_api_key');
     assert.match(err.message, /expired/);
   });
