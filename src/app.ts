@@ -68,7 +68,10 @@ import { modelsRoutes } from './api/models/routes.ts';
 import { unsupportedRoutes } from './api/unsupported/routes.ts';
 import type { Config } from './config.ts';
 import { Router } from './http/router.ts';
-import { ADMIN, MESSAGES } from './contract/roots.ts';
+import { ADMIN, GATEWAY, MESSAGES } from './contract/roots.ts';
+import { gatewayRoutes } from './api/gateway/routes.ts';
+import { LateCosts } from './api/gateway/late-cost.ts';
+import { Aggregator } from './providers/aggregator/aggregator.ts';
 import { messagesRoutes } from './api/messages/routes.ts';
 import { ThinkingSignatures } from './api/messages/thinking-signature.ts';
 import { PrefixCache } from './api/messages/prefix-cache.ts';
@@ -263,11 +266,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // The messages-style surface: its own root (error shape, documents), the same pipeline and providers.
   const messages = new Router(http, services, MESSAGES);
   messagesRoutes(messages, { signatures: new ThinkingSignatures(sealKey), prefixCache: new PrefixCache(), tools, containers: containerRuntime });
+  // The gateway: forwards to the configured upstream aggregator (none: its forwarding routes answer 502).
+  const gw = config.gateway;
+  const aggregator = gw.url ? new Aggregator({ url: gw.url, key: gw.key, referer: gw.referer, title: gw.title, timeoutMs: gw.timeoutMs, modelsRefreshMs: gw.modelsRefreshMs }) : null;
+  const lateCosts = new LateCosts(services, aggregator, gw.lateCostWindowMs, gw.lateCostRetryMs);
+  const gateway = new Router(http, services, GATEWAY);
+  gatewayRoutes(gateway, { aggregator, lateCosts });
   options.routes?.(router);
   // Last: each root's published contract lists what the routes above registered.
   metaRoutes(router);
   metaRoutes(admin);
   metaRoutes(messages);
+  metaRoutes(gateway);
   await http.ready();
 
   // Each running call's credit hold keeps its lease while this instance lives.
@@ -304,6 +314,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         }
         services.ledger.stopLeaseRenewal();
         stopLocalSweep();
+        lateCosts.close();
+        await aggregator?.close();
         await services.activity.close();
         await services.outbound.dispatcher.close();
         for (const engine of services.engines.all()) await (engine as { close?: () => Promise<void> }).close?.();

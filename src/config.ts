@@ -117,7 +117,29 @@ const envSchema = z.object({
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
+  // The gateway's upstream aggregator (src/api/gateway/, docs/gateway.md).
+  GATEWAY_UPSTREAM_URL: optionalString.refine((v) => v === undefined || isHttpUrl(v), {
+    message: 'must be an http(s) URL such as https://openrouter.ai/api/v1',
+  }),
+  GATEWAY_UPSTREAM_KEY: optionalString,
+  GATEWAY_HTTP_REFERER: optionalString.refine((v) => v === undefined || !/[\r\n]/.test(v), 'must be one line'),
+  GATEWAY_X_TITLE: optionalString.refine((v) => v === undefined || !/[\r\n]/.test(v), 'must be one line'),
+  GATEWAY_TIMEOUT_MS: intFrom(300_000, 1_000),
+  GATEWAY_DEFAULT_RESERVATION_USD: priceFrom(1),
+  GATEWAY_MODELS_REFRESH_MS: intFrom(600_000, 1_000),
+  GATEWAY_LATE_COST_WINDOW_MS: intFrom(300_000, 0),
+  GATEWAY_LATE_COST_RETRY_MS: intFrom(2_000, 10),
 });
+
+/** An absolute http(s) URL without credentials, query or fragment. */
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}
 
 export interface Config {
   host: string;
@@ -208,6 +230,20 @@ export interface Config {
   transcription: { pricePerMinute: number; concurrency: number; queue: number; timeoutMs: number; pocketsphinx: string };
   /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
   publicBaseUrl: string | undefined;
+  /** The gateway root's upstream aggregator (docs/gateway.md); `url` undefined: forwarding answers 502. */
+  gateway: {
+    url: string | undefined;
+    key: string | undefined;
+    referer: string | undefined;
+    title: string | undefined;
+    timeoutMs: number;
+    /** USD reserved for a request whose model has no price in the upstream's /models. */
+    defaultReservationUsd: number;
+    modelsRefreshMs: number;
+    /** How long a cost the upstream did not report is looked up at its /generation, and how often. */
+    lateCostWindowMs: number;
+    lateCostRetryMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -296,6 +332,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'text-embedding-ada-002': e.EMBEDDING_PRICE_PER_MTOK_ADA_002,
     },
     publicBaseUrl: e.AGENT_API_PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    gateway: {
+      url: e.GATEWAY_UPSTREAM_URL?.replace(/\/+$/, ''),
+      key: e.GATEWAY_UPSTREAM_KEY,
+      referer: e.GATEWAY_HTTP_REFERER,
+      title: e.GATEWAY_X_TITLE,
+      timeoutMs: e.GATEWAY_TIMEOUT_MS,
+      defaultReservationUsd: e.GATEWAY_DEFAULT_RESERVATION_USD,
+      modelsRefreshMs: e.GATEWAY_MODELS_REFRESH_MS,
+      lateCostWindowMs: e.GATEWAY_LATE_COST_WINDOW_MS,
+      lateCostRetryMs: e.GATEWAY_LATE_COST_RETRY_MS,
+    },
   };
 }
 
@@ -304,5 +351,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * outside text we pass on, log or store. A new secret variable belongs here.
  */
 export function configuredSecrets(config: Config): (string | undefined)[] {
-  return [config.adminToken, config.secret, config.metricsToken, config.bootstrapKey, config.webSearch.apiKey];
+  return [config.adminToken, config.secret, config.metricsToken, config.bootstrapKey, config.webSearch.apiKey, config.gateway.key];
 }

@@ -6,7 +6,9 @@
 // declared here plus its handlers, not a second pipeline.
 import type { ApiError } from '../errors.ts';
 import { adminEndpoints } from './endpoints/admin.ts';
+import { gatewayEndpoints } from './endpoints/gateway.ts';
 import { messagesEndpoints } from './endpoints/messages.ts';
+import type { Permission } from '../keys/permissions.ts';
 import { ALL_ENDPOINTS } from './registry.ts';
 import type { EndpointContract } from './types.ts';
 
@@ -41,6 +43,8 @@ export interface Root {
   readonly requestIdHeader?: string;
   /** Its own API version (SPEC "Versioning"), published in its OpenAPI document; the service's when absent. */
   readonly version?: string;
+  /** A key switch every key-authenticated request under it needs, refused with `gatewayNotAllowed`-style 403 (authenticate step). */
+  readonly requires?: Permission;
 }
 
 /** The reference API's error object: {error: {message, type, param, code}}. */
@@ -159,6 +163,27 @@ export const MESSAGES: Root = {
   bodies: 'parsed',
   publicDocuments: true,
   requestIdHeader: 'request-id',
+  // SPEC "Versioning" item 5.
+  version: '1.0.0',
+};
+
+/**
+ * The gateway (SPEC "Sibling surfaces"): forwards to an upstream aggregator, bodies
+ * unparsed, under the key's AI gateway switch. Our own errors take /v1's shape; the
+ * upstream's pass through as it sent them.
+ */
+export const GATEWAY: Root = {
+  id: 'gateway',
+  prefix: '/api/gateway/v1',
+  title: 'agent-api gateway',
+  description:
+    "A gateway to an upstream model aggregator, on the same keys, limits, credits and activity log as /v1: requests are forwarded unchanged (bodies, streams and the upstream's errors byte for byte), credits are reserved before and settled to the upstream's reported cost. /key, /credits and /generation are answered by the service, in dollars. Needs the key's AI gateway switch (403 gateway_not_allowed).",
+  auth: 'key',
+  endpoints: gatewayEndpoints,
+  errors: referenceErrors,
+  bodies: 'raw',
+  publicDocuments: true,
+  requires: 'ai_gateway',
   // SPEC "Versioning" item 5.
   version: '1.0.0',
 };

@@ -1,6 +1,6 @@
 // Step 3: authenticate. Missing, wrong, revoked or expired keys are 401; a paused key,
 // an address outside the allowlist or a switch that is off is 403 (SPEC "Authentication").
-import { invalidApiKey, modelNotAllowed } from '../errors.ts';
+import { gatewayNotAllowed, invalidApiKey, modelNotAllowed } from '../errors.ts';
 import { ipAllowed } from '../keys/ip-allowlist.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
 import type { Services } from '../services.ts';
@@ -36,6 +36,11 @@ export function admitKey(services: Services, call: Call, key: KeyRecord, now = D
   if (key.paused) throw modelNotAllowed('This API key is paused.');
   if (key.ipRanges && !ipAllowed(call.ip, key.ipRanges)) {
     throw modelNotAllowed(`Requests from ${call.ip} are not allowed for this API key.`);
+  }
+  // A root's own switch first (the gateway's): without it nothing under the root is answered.
+  const rootSwitch = call.route?.root?.requires;
+  if (rootSwitch && !key.permissions[rootSwitch]) {
+    throw gatewayNotAllowed(`This API key does not have the '${rootSwitch}' permission, which every request to ${call.route!.root!.prefix} needs. Ask the operator to turn it on.`);
   }
   const permission = call.route?.contract?.permission;
   if (permission && !key.permissions[permission]) {

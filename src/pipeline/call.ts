@@ -64,6 +64,8 @@ export interface Call {
   /** micro-USD, summed over the call's settled runs */
   costUsd: number;
   errorCode: string | null;
+  /** What a gateway call's upstream said (its generation id, streamed, finish reason); null elsewhere. */
+  upstream: { id: string | null; streamed: boolean; finishReason: string | null } | null;
   /** The Moderate requests switch's verdict for the activity row: the categories flagged (empty: passed); null when not moderated. */
   moderation: string[] | null;
   done: boolean;
@@ -104,6 +106,7 @@ export function newCall(init: { id: string; method: string; route: RouteConfig |
     costUsd: 0,
     errorCode: null,
     moderation: null,
+    upstream: null,
     done: false,
     startedAt: performance.now(),
     abort: null,

@@ -70,5 +70,9 @@ export async function finishCall(services: Services, call: Call, status: number,
     cost_usd: call.costUsd,
     latency_ms: ms,
     moderation: call.moderation === null ? null : JSON.stringify({ flagged: call.moderation }),
+    // Every row has the same columns (the SQLite appender prepares its statement from the first).
+    upstream_id: call.upstream?.id ?? null,
+    streamed: call.upstream ? (call.upstream.streamed ? 1 : 0) : null,
+    finish_reason: call.upstream?.finishReason ?? null,
   });
 }

@@ -85,6 +85,10 @@ export interface ActivityTable {
   latency_ms: number;
   /** JSON {flagged: categories} when the key's Moderate requests switch moderated the request; null otherwise (migration 0023). */
   moderation?: string | null;
+  /** A gateway request: the upstream's generation id, whether it streamed (1/0), how it finished (migration 0025); null elsewhere. */
+  upstream_id?: string | null;
+  streamed?: number | null;
+  finish_reason?: string | null;
 }
 
 /** A ledger entry: one per run (a call's model run, step or fee), written when it settled (migrations 0003, 0005, 0021). */

@@ -24,6 +24,7 @@ import * as m0021 from './0021_ledger_runs.ts';
 import * as m0022 from './0022_mcp_approvals.ts';
 import * as m0023 from './0023_activity_moderation.ts';
 import * as m0024 from './0024_message_batches.ts';
+import * as m0025 from './0025_activity_gateway.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0022_mcp_approvals': m0022,
   '0023_activity_moderation': m0023,
   '0024_message_batches': m0024,
+  '0025_activity_gateway': m0025,
 };
 
 export const migrationProvider: MigrationProvider = {
