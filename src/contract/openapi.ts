@@ -119,6 +119,13 @@ function operation(c: EndpointContract, schemas: SchemaCollector, isPublic: bool
     ...(isPublic ? { security: [] } : {}),
     ...(c.permission ? { 'x-permission': c.permission } : {}),
   };
+  if (c.passthrough && c.method === 'POST') {
+    op.requestBody = {
+      required: true,
+      description: 'Forwarded to the upstream byte for byte, in its own shape; the upstream judges it.',
+      content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+    };
+  }
   if (c.body) {
     const media = c.body.type === 'json' ? 'application/json' : 'multipart/form-data';
     op.requestBody = {

@@ -105,6 +105,8 @@ export interface EndpointContract {
     readonly stream?: string;
     readonly contentType?: string;
   };
+  /** Forwarded unchanged to an upstream (the gateway): its body is not classified, and its OpenAPI entry says so. */
+  readonly passthrough?: boolean;
   /** The endpoint runs a model and spends credits (a reservation is taken before the handler). */
   readonly billable?: boolean;
   /** Free-form notes published in /capabilities. */

@@ -11,6 +11,7 @@ const passthrough = (description: string) => ({ schema: z.looseObject({}), descr
 function forwarded<const T extends Omit<EndpointContract, 'family' | 'response'> & { response?: EndpointContract['response'] }>(c: T) {
   return defineEndpoint({
     family: 'gateway',
+    passthrough: true,
     response: passthrough("The upstream's answer, status, body and headers as it sent them (a stream as its bytes arrive)."),
     ...c,
     notes: ['Forwarded unchanged to the upstream aggregator: the body is not classified, the upstream judges it.', ...(c.notes ?? [])],
