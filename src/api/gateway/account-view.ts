@@ -67,9 +67,16 @@ export async function keyInfo(services: Services, key: KeyRecord, now = Date.now
       byok_usage_weekly: 0,
       byok_usage_monthly: 0,
       is_free_tier: false as const,
+      is_management_key: false,
       is_provisioning_key: false,
+      creator_user_id: null,
       expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
-      rate_limit: { requests: Math.min(key.rpm ?? services.config.maxRpm, services.config.maxRpm), interval: '1m' },
+      rate_limit: { requests: Math.min(key.rpm ?? services.config.maxRpm, services.config.maxRpm), interval: '1m', note: "The key's requests per minute (its own limit, or the service's)." },
+      allowed_data_regions: [],
+      // No free models here: every request is charged.
+      free_model_daily_requests: { limit: 0, remaining: 0, used: 0 },
+      organization_id: null,
+      workspace_id: null,
     },
   };
 }

@@ -114,9 +114,15 @@ const keyInfo = z
     byok_usage_weekly: z.number(),
     byok_usage_monthly: z.number(),
     is_free_tier: z.literal(false),
+    is_management_key: z.boolean(),
     is_provisioning_key: z.boolean(),
+    creator_user_id: z.string().nullable(),
     expires_at: z.string().nullable().describe('RFC 3339, or null.'),
-    rate_limit: z.looseObject({ requests: z.number().int(), interval: z.string() }),
+    rate_limit: z.looseObject({ requests: z.number().int(), interval: z.string(), note: z.string() }),
+    allowed_data_regions: z.array(z.string()),
+    free_model_daily_requests: z.looseObject({ limit: z.number().int(), remaining: z.number().int(), used: z.number().int() }),
+    organization_id: z.string().nullable(),
+    workspace_id: z.string().nullable(),
   })
   .meta({ id: 'GatewayKeyInfo' });
 
