@@ -112,27 +112,64 @@ export async function generation(services: Services, key: KeyRecord, id: string)
 
 function generationOf(services: Services, row: ActivityTable) {
   const cost = dollarsOf(services, Number(row.credits_settled));
+  const tokensPrompt = Number(row.input_tokens);
+  const tokensCompletion = Number(row.output_tokens);
+  // Every field the aggregator's generation carries (its SDK requires them); what we do not know is null.
   return {
     id: row.upstream_id ?? row.request_id,
     upstream_id: row.upstream_id ?? null,
     request_id: row.request_id,
-    model: row.model,
+    model: row.model ?? '',
     created_at: new Date(Number(row.created_at) - Number(row.latency_ms)).toISOString(),
     total_cost: cost,
     usage: cost,
-    tokens_prompt: Number(row.input_tokens),
-    tokens_completion: Number(row.output_tokens),
-    native_tokens_prompt: Number(row.input_tokens),
-    native_tokens_completion: Number(row.output_tokens),
+    upstream_inference_cost: null,
+    cache_discount: null,
+    tokens_prompt: tokensPrompt,
+    tokens_completion: tokensCompletion,
+    native_tokens_prompt: tokensPrompt,
+    native_tokens_completion: tokensCompletion,
+    native_tokens_completion_images: null,
+    native_tokens_reasoning: null,
+    native_tokens_cached: null,
+    num_media_prompt: null,
+    num_media_completion: null,
+    num_input_audio_prompt: null,
+    num_search_results: null,
+    num_fetches: null,
     streamed: Number(row.streamed) === 1,
     cancelled: Number(row.status) === 499,
     finish_reason: row.finish_reason ?? null,
+    native_finish_reason: row.finish_reason ?? null,
     latency: Number(row.latency_ms),
     generation_time: null,
+    moderation_latency: null,
     origin: '',
-    api_type: row.endpoint.endsWith('/chat/completions') || row.endpoint.endsWith('/completions') ? 'completions' : null,
+    api_type: apiTypeOf(row.endpoint),
+    app_id: null,
+    data_region: 'global',
+    external_user: row.end_user ?? null,
+    http_referer: null,
     is_byok: false,
+    preset_id: null,
     provider_name: null,
+    provider_responses: null,
+    router: null,
+    service_tier: null,
+    user_agent: null,
+    web_search_engine: null,
+    workspace_id: null,
     status: Number(row.status),
   };
+}
+
+/** The aggregator's `api_type` of a forwarded endpoint. */
+function apiTypeOf(endpoint: string): string | null {
+  const path = endpoint.slice(endpoint.lastIndexOf('/v1/') + 3);
+  if (path === '/chat/completions' || path === '/completions') return 'completions';
+  if (path === '/embeddings') return 'embeddings';
+  if (path === '/audio/speech') return 'tts';
+  if (path === '/audio/transcriptions') return 'stt';
+  if (path.startsWith('/images')) return 'image';
+  return null;
 }

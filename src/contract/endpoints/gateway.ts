@@ -146,10 +146,10 @@ export const gatewayCredits = defineEndpoint({
 
 const generation = z
   .looseObject({
-    id: z.string(),
+    id: z.string().describe("The upstream's generation id (our request id for a request it never answered)."),
     upstream_id: z.string().nullable(),
     request_id: z.string(),
-    model: z.string().nullable(),
+    model: z.string(),
     created_at: z.string(),
     total_cost: z.number().describe('Dollars the account was charged.'),
     usage: z.number(),
