@@ -117,6 +117,8 @@ const envSchema = z.object({
   AGENT_API_PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), {
     message: 'must be an http(s) URL such as https://api.example.com/v1',
   }),
+  // Shared state of several instances (src/limits/, docs/deploy.md): unset, limits are counted in-process.
+  REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\/[^\s]+$/.test(v), { message: 'must be redis://... or rediss://...' }),
   // The gateway's upstream aggregator (src/api/gateway/, docs/gateway.md).
   GATEWAY_UPSTREAM_URL: optionalString.refine((v) => v === undefined || isHttpUrl(v), {
     message: 'must be an http(s) URL such as https://openrouter.ai/api/v1',
@@ -230,6 +232,8 @@ export interface Config {
   transcription: { pricePerMinute: number; concurrency: number; queue: number; timeoutMs: number; pocketsphinx: string };
   /** The base URL published in /capabilities and /openapi.json; derived from the request when unset. */
   publicBaseUrl: string | undefined;
+  /** Redis for limits and signals shared by several instances; undefined: one instance, in-process limits. */
+  redisUrl: string | undefined;
   /** The gateway root's upstream aggregator (docs/gateway.md); `url` undefined: forwarding answers 502. */
   gateway: {
     url: string | undefined;
@@ -332,6 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'text-embedding-ada-002': e.EMBEDDING_PRICE_PER_MTOK_ADA_002,
     },
     publicBaseUrl: e.AGENT_API_PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    redisUrl: e.REDIS_URL,
     gateway: {
       url: e.GATEWAY_UPSTREAM_URL?.replace(/\/+$/, ''),
       key: e.GATEWAY_UPSTREAM_KEY,
