@@ -127,7 +127,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     walCheckpointMs: config.sqliteCheckpointMs,
   });
   const accounts = new AccountsService(store.db);
-  const metrics = new Metrics();
+  const metrics = new Metrics(config.instanceId);
   const jobs = new JobQueue(store);
   // A backend configured wrong (brave without its key, a module without the export) stops start-up.
   const webSearch = await loadSearchBackend(config.webSearch);

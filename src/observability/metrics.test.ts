@@ -110,6 +110,14 @@ describe('GET /metrics', () => {
     assert.equal(/chatcmpl-|nope/.test(text), false);
   });
 
+  test('every series carries the instance id, so several instances stay apart', async () => {
+    const text = await scrape();
+    const instance = server.config.instanceId;
+    assert.ok(sample(text, 'http_requests_total', { instance }) !== undefined, 'a request series with the instance label');
+    assert.ok(sample(text, 'process_cpu_user_seconds_total', { instance }) !== undefined, 'a default series with it');
+    assert.ok(!text.split('\n').some((l) => l.startsWith('http_requests_total{') && !l.includes(`instance="${instance}"`)));
+  });
+
   test('is not part of the published contract', async () => {
     const doc = await (await server.fetch('/v1/openapi.json')).text();
     assert.equal(doc.includes('/metrics'), false);

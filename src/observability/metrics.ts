@@ -40,7 +40,9 @@ export class Metrics {
   private readonly openStreams: Gauge;
   private activityQueue: () => number = () => 0;
 
-  constructor() {
+  /** `instance`: AGENT_API_INSTANCE_ID, a label on every series, so several instances' scrapes stay apart. */
+  constructor(instance?: string) {
+    if (instance !== undefined) this.registry.setDefaultLabels({ instance });
     const registers = [this.registry];
     // Process CPU, memory, event-loop lag, GC: read at scrape time, next to free per request.
     collectDefaultMetrics({ register: this.registry });
