@@ -253,6 +253,9 @@ async function startApi(t: Target, port: number, upstreamUrl: string): Promise<v
         DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '',
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
         AGENT_API_ADMIN_TOKEN: adminToken,
+        // A first start without it prints a new key to the console; the bench makes its own below.
+        AGENT_API_BOOTSTRAP_KEY: 'sk-agent-bench-unused-0123456789abcdef',
+        AGENT_API_BOOTSTRAP_CREDITS: '0',
         // The bench key must not be throttled by the per-minute ceiling or the account's concurrency.
         AGENT_API_MAX_RPM: '100000000',
         AGENT_API_ACCOUNT_CONCURRENCY: '1000',
