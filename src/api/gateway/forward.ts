@@ -5,7 +5,7 @@
 // copy for the usage. The call settles to the cost the upstream reported; when it
 // reported none, to the model's price now, and to the upstream's /generation figure
 // once it has one (late-cost.ts).
-import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { upstreamError } from '../../errors.ts';
@@ -100,7 +100,7 @@ export async function forward(services: Services, deps: GatewayDeps, request: Fa
     for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
       tee.push(chunk);
       if (res.destroyed) break;
-      if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      if (!res.write(chunk)) await drained(res);
     }
     tee.end();
     complete = true;
@@ -143,6 +143,23 @@ function chargeFor(status: number, tee: UsageTee, price: ModelPrice | null, body
     usage.outputTokens = path === '/audio/speech' ? 0 : Math.ceil(tee.bytes / 4);
   }
   return { usage, costUsd: usage.inputTokens * price.prompt + usage.outputTokens * price.completion + price.request, reported: false };
+}
+
+/**
+ * Resolves when the client has taken what is buffered, or has gone away. A large answer
+ * waits once per chunk past the buffer (megabytes of /models: dozens of times), so the
+ * wait removes both its listeners: `Promise.race` over `events.once` left the loser's
+ * listener (and an `error` one) on the response each time.
+ */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }
 
 function bodyBytes(body: unknown): Buffer | undefined {
