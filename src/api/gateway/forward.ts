@@ -96,11 +96,17 @@ export async function forward(services: Services, deps: GatewayDeps, request: Fa
   const tee = new UsageTee(headerText(upstream.headers['content-type']));
   const streamed = headerText(upstream.headers['content-type'])?.startsWith('text/event-stream') ?? false;
   let complete = false;
+  // A whole answer (not a stream) keeps its latest chunk back until the next arrives, so
+  // its last bytes go out after the settlement: a client that has the answer can see the
+  // charge. A stream's events go out as they arrive (its end cannot be known in advance).
+  let held: Buffer | null = null;
   try {
     for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
       tee.push(chunk);
       if (res.destroyed) break;
-      if (!res.write(chunk)) await drained(res);
+      const out = streamed ? chunk : held;
+      if (!streamed) held = chunk;
+      if (out && !res.write(out)) await drained(res);
     }
     tee.end();
     complete = true;
@@ -121,7 +127,7 @@ export async function forward(services: Services, deps: GatewayDeps, request: Fa
     if (!charged.reported && generationId && upstream.statusCode < 400) deps.lateCosts.watch(call.id, generationId);
   }
   // Settled before the answer ends, so a client that has the whole answer sees the charge.
-  if (complete && !res.destroyed) res.end();
+  if (complete && !res.destroyed) res.end(held ?? undefined);
   else res.destroy();
   return reply;
 }
