@@ -7,7 +7,7 @@
 // are written together: each write is a syscall and a TCP segment, and a stream of one
 // event per token would otherwise pay that per token. Nothing waits on a timer: the
 // batch is flushed as soon as the current work yields to the event loop.
-import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 
 export interface EventStream {
@@ -29,6 +29,22 @@ const LINE_BREAK = /[\r\n]/;
 
 /** A comment line after this long without an event, so proxies and clients keep a slow stream open. */
 export const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * Resolves when the response can take more (drain) or has closed, removing both its
+ * listeners: a long answer to a slow client waits here once per buffer's worth, and
+ * leaving one listener behind per wait would pile them up on the response.
+ */
+export function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
+}
 
 /** `keepAlive`: what an idle stream is sent (default a comment line; the messages surface sends its `ping` event). */
 export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: number; keepAlive?: string } = {}): EventStream {
@@ -60,7 +76,6 @@ export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: numbe
   const flushLater = () => {
     if (!flush()) full = true;
   };
-  const drained = () => Promise.race([once(res, 'drain'), once(res, 'close')]);
   let wrote = false;
   const keepAlive = setInterval(() => {
     if (!wrote && pending === '' && !closed()) res.write(opts.keepAlive ?? ': keep-alive\n\n');
@@ -77,7 +92,7 @@ export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: numbe
       wrote = true;
       if (full) {
         full = false;
-        if (res.writableNeedDrain) await drained();
+        if (res.writableNeedDrain) await drained(res);
         if (closed()) return;
       }
       pending += `${event === undefined ? '' : `event: ${event}\n`}${id === undefined ? '' : `id: ${id}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
@@ -88,7 +103,7 @@ export function openEventStream(reply: FastifyReply, opts: { keepAliveMs?: numbe
         }
         return;
       }
-      if (!flush()) await drained();
+      if (!flush()) await drained(res);
     },
     end() {
       clearInterval(keepAlive);

@@ -5,10 +5,10 @@
 // copy for the usage. The call settles to the cost the upstream reported; when it
 // reported none, to the model's price now, and to the upstream's /generation figure
 // once it has one (late-cost.ts).
-import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { upstreamError } from '../../errors.ts';
+import { drained } from '../../http/sse.ts';
 import { Run, type InputEstimate } from '../../credits/run.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { callSignal } from '../../pipeline/call.ts';
@@ -149,23 +149,6 @@ function chargeFor(status: number, tee: UsageTee, price: ModelPrice | null, body
     usage.outputTokens = path === '/audio/speech' ? 0 : Math.ceil(tee.bytes / 4);
   }
   return { usage, costUsd: usage.inputTokens * price.prompt + usage.outputTokens * price.completion + price.request, reported: false };
-}
-
-/**
- * Resolves when the client has taken what is buffered, or has gone away. A large answer
- * waits once per chunk past the buffer (megabytes of /models: dozens of times), so the
- * wait removes both its listeners: `Promise.race` over `events.once` left the loser's
- * listener (and an `error` one) on the response each time.
- */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done).on('close', done);
-  });
 }
 
 function bodyBytes(body: unknown): Buffer | undefined {
