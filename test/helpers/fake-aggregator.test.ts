@@ -427,3 +427,36 @@ test('gzip, when asked: the client reads the decoded body; the fake keeps both t
     await z.close();
   }
 });
+
+test('record: false (a bench) keeps no requests nor bytes, and still answers /generation', async () => {
+  const quiet = await startFakeAggregator({ record: false });
+  try {
+    const res = await fetch(`${quiet.url}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer any', 'content-type': 'application/json' }, body: JSON.stringify(chat('openai/gpt-4o-mini')) });
+    const id = (await res.json()).id;
+    assert.equal(quiet.received.length, 0);
+    assert.equal(quiet.sent.size, 0);
+    const gen = await fetch(`${quiet.url}/generation?id=${id}`, { headers: { authorization: 'Bearer any' } });
+    assert.equal((await gen.json()).data.id, id);
+  } finally {
+    await quiet.close();
+  }
+});
+
+test('the mid-stream error event through the other clients: the openai SDK throws its message, the AI SDK ends with an error part and finishReason "error"', async () => {
+  const client = new OpenAI({ apiKey: KEY, baseURL: fake.url, maxRetries: 0 });
+  let text = '';
+  await assert.rejects(
+    (async () => {
+      for await (const c of await client.chat.completions.create({ model: 'fake/mid-stream-error', messages: [{ role: 'user', content: 'x' }], stream: true })) text += c.choices[0]?.delta.content ?? '';
+    })(),
+    (e: unknown) => e instanceof OpenAI.APIError && e.message === 'Provider disconnected unexpectedly',
+  );
+  assert.equal(text, 'Hello from');
+
+  const openrouter = createOpenRouter({ apiKey: KEY, baseURL: fake.url });
+  const s = streamText({ model: openrouter('fake/mid-stream-error'), prompt: 'x', maxRetries: 0, onError: () => undefined });
+  const types: string[] = [];
+  for await (const p of s.fullStream) types.push(p.type);
+  assert.ok(types.includes('error'));
+  assert.equal(await s.finishReason, 'error');
+});

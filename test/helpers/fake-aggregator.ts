@@ -19,7 +19,8 @@
 //   fake/no-usage          no usage at all
 // Any other model name is answered too; one absent from /models simply has no known price.
 //
-// No artificial latency unless asked (it also stands as the upstream in a bench).
+// No artificial latency unless asked (it also stands as the upstream in a bench: `record: false`
+// keeps nothing per request; fake-aggregator-main.ts runs it in a process of its own).
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
@@ -116,6 +117,12 @@ export interface FakeAggregatorOptions {
   usageBase?: number;
   /** The `provider` the answers name (default "FakeProvider", a name in OpenRouter's own provider list). */
   provider?: string;
+  /** Port to listen on (default: a free one). */
+  port?: number;
+  /** `false`: keep no requests nor answer bytes (a bench's long run); `received`, `sent` and `waitFor` stay empty. Default true. */
+  record?: boolean;
+  /** Generations kept for GET /generation, oldest dropped first (default 100000). */
+  maxGenerations?: number;
 }
 
 /** One request as the fake received it. */
@@ -206,8 +213,8 @@ export interface FakeAggregator {
   received: Received[];
   /** Answers by generation id. */
   sent: Map<string, Sent>;
-  /** GET /generation's `data` by generation id (kept even while /generation still answers 404). */
-  generations: Map<string, GenerationData>;
+  /** GET /generation's `data` by generation id (there even while /generation still answers 404). */
+  generations: { get(id: string): GenerationData | undefined; readonly size: number };
   models: FakeModel[];
   /** Replace the behaviour function (undefined: conventions only). */
   setBehavior(fn: ((r: Received) => Behavior | undefined) | undefined): void;
@@ -305,6 +312,7 @@ const ERROR_MESSAGES: Record<number, string> = {
 function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }
+const EMPTY_SHA256 = sha256(Buffer.alloc(0));
 
 /** OpenRouter's error body for a status. */
 export function openRouterError(code: number, message?: string, metadata?: Record<string, unknown>): FakeError {
@@ -316,12 +324,15 @@ export function openRouterError(code: number, message?: string, metadata?: Recor
 }
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+// Unique per process and start: 12 random characters, then a counter.
+const ID_PREFIX = Array.from(randomBytes(12), (b) => ALNUM[b % ALNUM.length]).join('');
+let idCounter = 0;
 /** OpenRouter's generation id shape: `gen-<unix seconds>-<20 letters and digits>`. */
 function generationId(): string {
-  const r = randomBytes(20);
-  let s = '';
-  for (const b of r) s += ALNUM[b % ALNUM.length];
-  return `gen-${Math.floor(Date.now() / 1000)}-${s}`;
+  let n = ++idCounter;
+  let tail = '';
+  for (let i = 0; i < 8; i++, n = Math.floor(n / 62)) tail = ALNUM[n % 62] + tail;
+  return `gen-${Math.floor(Date.now() / 1000)}-${ID_PREFIX}${tail}`;
 }
 
 function price(p: string | undefined): number {
@@ -414,40 +425,43 @@ function endpointEntry(m: FakeModel, provider: string) {
   };
 }
 
-/** GET /generation's `data` (every field @openrouter/sdk 1.3.19 requires). */
-function generationData(g: {
+/** What the fake keeps of a generation (compact: a bench makes many); GET /generation builds its answer from it. */
+interface GenerationEntry {
   id: string;
   model: string;
   provider: string;
   apiType: string;
-  createdAt: Date;
+  createdMs: number;
   totalCost: number;
   promptTokens: number;
   completionTokens: number;
   streamed: boolean;
   cancelled: boolean;
   finishReason: string | null;
-  latencyMs: number;
-  generationMs: number;
-  origin: string;
   userAgent: string | null;
   httpReferer: string | null;
-}) {
+  lookups: number;
+  notFoundLookups: number;
+  notFoundMs: number;
+}
+
+/** GET /generation's `data` (every field @openrouter/sdk 1.3.19 requires). */
+function generationData(g: GenerationEntry) {
   return {
     id: g.id,
     upstream_id: `chatcmpl-${g.id.slice(-12)}`,
     total_cost: g.totalCost,
     cache_discount: null,
     upstream_inference_cost: null,
-    created_at: g.createdAt.toISOString(),
+    created_at: new Date(g.createdMs).toISOString(),
     model: g.model,
     app_id: null,
     streamed: g.streamed,
     cancelled: g.cancelled,
     provider_name: g.provider,
-    latency: g.latencyMs,
+    latency: 0,
     moderation_latency: null,
-    generation_time: g.generationMs,
+    generation_time: 0,
     finish_reason: g.finishReason,
     native_finish_reason: g.finishReason,
     tokens_prompt: g.promptTokens,
@@ -462,7 +476,7 @@ function generationData(g: {
     num_media_completion: null,
     num_search_results: null,
     num_fetches: null,
-    origin: g.origin,
+    origin: g.httpReferer ?? '',
     usage: g.totalCost,
     is_byok: false,
     api_type: g.apiType,
@@ -477,14 +491,6 @@ function generationData(g: {
     web_search_engine: null,
     workspace_id: null,
   };
-}
-
-interface GenerationEntry {
-  data: GenerationData;
-  createdMs: number;
-  lookups: number;
-  notFoundLookups: number;
-  notFoundMs: number;
 }
 
 /** Deterministic bytes from a seed (audio that is not text, so a gateway that decodes it breaks it). */
@@ -528,13 +534,23 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const generationEntries = new Map<string, GenerationEntry>();
+  const recording = opts.record !== false;
+  const maxGenerations = opts.maxGenerations ?? 100_000;
 
   const fake: FakeAggregator = {
     url: '',
     origin: '',
     received: [],
     sent: new Map(),
-    generations: new Map(),
+    generations: {
+      get: (id) => {
+        const e = generationEntries.get(id);
+        return e && generationData(e);
+      },
+      get size() {
+        return generationEntries.size;
+      },
+    },
     models,
     setBehavior(fn) {
       behavior = fn;
@@ -607,11 +623,10 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
   };
 
   const sendJson = (r: Received, res: http.ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void => {
-    const text = Buffer.from(JSON.stringify(value));
+    const text = JSON.stringify(value);
     const gzip = opts.gzip === true && /\bgzip\b/.test(String(r.headers['accept-encoding'] ?? ''));
-    const w = open(r, res, status, { 'Content-Type': 'application/json', ...(gzip ? {} : { 'Content-Length': String(text.length) }), ...headers });
-    w.write(text);
-    w.end();
+    const w = open(r, res, status, { 'Content-Type': 'application/json', ...(gzip ? {} : { 'Content-Length': String(Buffer.byteLength(text)) }), ...headers });
+    w.end(text);
   };
 
   const sendError = (r: Received, res: http.ServerResponse, e: FakeError, headers: Record<string, string> = {}): void =>
@@ -629,7 +644,7 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
     if (gzip) {
       gz = zlib.createGzip();
       gz.on('data', (c: Buffer) => {
-        sent.wireWrites.push(c);
+        if (recording) sent.wireWrites.push(c);
         if (!res.destroyed) res.write(c);
       });
       gz.on('end', () => {
@@ -639,20 +654,30 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
     return {
       write(chunk: string | Buffer): void {
         if (res.destroyed) return;
-        const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-        sent.writes.push(b);
+        if (recording) {
+          const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+          sent.writes.push(b);
+          if (!gz) sent.wireWrites.push(b);
+        }
         if (gz) {
-          gz.write(b);
+          gz.write(chunk);
           // Each event leaves at once, as a stream must.
           gz.flush(zlib.constants.Z_SYNC_FLUSH);
-        } else {
-          sent.wireWrites.push(b);
-          res.write(b);
-        }
+        } else res.write(chunk);
       },
-      end(): void {
+      /** Ends the answer, with a last chunk written in the same call (one write for a whole JSON answer). */
+      end(chunk?: string | Buffer): void {
         if (res.destroyed) return;
-        if (gz) gz.end();
+        if (chunk !== undefined && recording) {
+          const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+          sent.writes.push(b);
+          if (!gz) sent.wireWrites.push(b);
+        }
+        // A string goes out with the headers in one write (a Buffer would take a writev).
+        if (gz) {
+          if (chunk !== undefined) gz.end(chunk);
+          else gz.end();
+        } else if (chunk !== undefined) res.end(chunk);
         else res.end();
       },
     };
@@ -664,35 +689,33 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
     g: { id: string; model: string; apiType: string; promptTokens: number; completionTokens: number; cost: number; streamed: boolean; finishReason: string | null },
   ): GenerationEntry => {
     const entry: GenerationEntry = {
-      data: generationData({
-        id: g.id,
-        model: g.model,
-        provider,
-        apiType: g.apiType,
-        createdAt: new Date(),
-        totalCost: g.cost,
-        promptTokens: g.promptTokens,
-        completionTokens: g.completionTokens,
-        streamed: g.streamed,
-        cancelled: false,
-        finishReason: g.finishReason,
-        latencyMs: 0,
-        generationMs: 0,
-        origin: '',
-        userAgent: (r.headers['user-agent'] as string | undefined) ?? null,
-        httpReferer: (r.headers['http-referer'] as string | undefined) ?? null,
-      }),
+      id: g.id,
+      model: g.model,
+      provider,
+      apiType: g.apiType,
       createdMs: Date.now(),
+      totalCost: g.cost,
+      promptTokens: g.promptTokens,
+      completionTokens: g.completionTokens,
+      streamed: g.streamed,
+      cancelled: false,
+      finishReason: g.finishReason,
+      userAgent: (r.headers['user-agent'] as string | undefined) ?? null,
+      httpReferer: (r.headers['http-referer'] as string | undefined) ?? null,
       lookups: 0,
       notFoundLookups: b.generationNotFoundLookups ?? opts.generationNotFoundLookups ?? 0,
       notFoundMs: b.generationNotFoundMs ?? opts.generationNotFoundMs ?? 0,
     };
     generationEntries.set(g.id, entry);
-    fake.generations.set(g.id, entry.data);
+    if (generationEntries.size > maxGenerations) {
+      const oldest = generationEntries.keys().next().value as string;
+      generationEntries.delete(oldest);
+      fake.sent.delete(oldest);
+    }
     r.generationId = g.id;
     r.response.generationId = g.id;
     r.response.totalCost = g.cost;
-    fake.sent.set(g.id, r.response);
+    if (recording) fake.sent.set(g.id, r.response);
     spent = roundCost(spent + g.cost);
     return entry;
   };
@@ -785,7 +808,7 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
       if (res.writableFinished) return;
       const partial = b.cost ?? costOf(g.model, g.promptTokens, written);
       spent = roundCost(spent - cost + partial);
-      Object.assign(entry.data, { cancelled: true, finish_reason: null, native_finish_reason: null, tokens_completion: written, native_tokens_completion: written, total_cost: partial, usage: partial });
+      Object.assign(entry, { cancelled: true, finishReason: null, completionTokens: written, totalCost: partial });
       r.response.totalCost = partial;
     });
     for (const piece of pieces) {
@@ -932,7 +955,7 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
     if (entry.lookups <= entry.notFoundLookups || Date.now() - entry.createdMs < entry.notFoundMs) {
       return sendError(r, res, openRouterError(404, `Generation ${id} not found`));
     }
-    sendJson(r, res, 200, { data: entry.data });
+    sendJson(r, res, 200, { data: generationData(entry) });
   };
 
   const keyInfo = (r: Received, res: http.ServerResponse): void => {
@@ -1040,12 +1063,12 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
       headers: req.headers,
       rawHeaders: req.rawHeaders,
       body: Buffer.alloc(0),
-      sha256: sha256(Buffer.alloc(0)),
+      sha256: EMPTY_SHA256,
       aborted: false,
       response: new Sent(),
       done: new Promise<void>((resolve) => (settle = resolve)),
     };
-    fake.received.push(r);
+    if (recording) fake.received.push(r);
     res.on('close', () => {
       r.response.complete = res.writableFinished;
       if (!res.writableFinished) r.aborted = true;
@@ -1057,7 +1080,7 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
     req.on('error', () => undefined);
     req.on('end', () => {
       r.body = Buffer.concat(chunks);
-      r.sha256 = sha256(r.body);
+      if (recording) r.sha256 = sha256(r.body);
       events.emit('change');
       route(r, res).catch((err: unknown) => {
         if (!res.headersSent) sendError(r, res, openRouterError(500, String(err)));
@@ -1066,7 +1089,10 @@ export async function startFakeAggregator(opts: FakeAggregatorOptions = {}): Pro
     });
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', resolve);
+  });
   fake.origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   fake.url = `${fake.origin}/api/v1`;
   return fake;
