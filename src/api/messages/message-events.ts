@@ -30,7 +30,9 @@ type Block = Record<string, unknown>;
 type Event = Record<string, unknown> & { type: string };
 const NONE: Event[] = [];
 
-export function stopReasonFor(reason: FinishReason, stopSequence: string | null): StopReason {
+export function stopReasonFor(reason: FinishReason, stopSequence: string | null, paused = false): StopReason {
+  // The agent loop stopped at its limit with server calls still wanted: the client sends the turn back to continue it.
+  if (paused) return 'pause_turn';
   switch (reason) {
     case 'length':
       return 'max_tokens';
@@ -76,7 +78,7 @@ export class MessageEncoder {
   readonly content: Block[] = [];
   /** The open block of each part id (text, reasoning, tool input), and its index. */
   private readonly open = new Map<string, { index: number; block: Block; json?: string }>();
-  finish: { reason: FinishReason; stopSequence: string | null } | null = null;
+  finish: { reason: FinishReason; stopSequence: string | null; paused: boolean } | null = null;
   private hasToolUse = false;
   /** Off for a whole (non-streamed) answer: the blocks are built, no event objects per token. */
   private emit = true;
@@ -190,7 +192,7 @@ export class MessageEncoder {
       case 'finish': {
         const stopSequence = e.reason === 'stop' ? matchedStop(this.content, this.ctx.stopSequences, e.stopSequence) : null;
         // A provider that says "stop" after a client tool call still ends the turn for the tool.
-        this.finish = { reason: this.hasToolUse && e.reason === 'stop' ? 'tool_calls' : e.reason, stopSequence };
+        this.finish = { reason: this.hasToolUse && e.reason === 'stop' ? 'tool_calls' : e.reason, stopSequence, paused: e.paused === true };
         // Blocks a provider left open are closed before the message ends.
         const closing: Event[] = [];
         for (const [id, o] of this.open) {
@@ -259,7 +261,7 @@ export class MessageEncoder {
   }
 
   get stopReason(): StopReason {
-    return this.finish ? stopReasonFor(this.finish.reason, this.finish.stopSequence) : 'end_turn';
+    return this.finish ? stopReasonFor(this.finish.reason, this.finish.stopSequence, this.finish.paused) : 'end_turn';
   }
 
   messageDelta(usage: Usage): Event {
