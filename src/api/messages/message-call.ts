@@ -40,9 +40,11 @@ export interface MessagesDeps {
 
 /**
  * The server tools a request offers, from the one registry: web_search (with a search
- * backend; without one the model is told it cannot search) and web_fetch (the registry's
- * page reader through the outbound guard, under the vendor's name). Each keeps its
- * `max_uses`, else the registry's cap.
+ * backend; without one the model is told it cannot search), web_fetch (the registry's
+ * page reader through the outbound guard, under the vendor's name) and code execution
+ * (the code interpreter under the vendor's name for 20250522; bash and the text editor
+ * for the later versions, in one container). Each keeps its `max_uses`, else the
+ * registry's cap.
  */
 async function serverToolSet(deps: MessagesDeps, entries: readonly ServerToolEntry[], body: MessageBody, key: KeyRecord, messageId: string, log: Call['log']): Promise<ToolSet> {
   const { tools } = deps;
@@ -54,8 +56,10 @@ async function serverToolSet(deps: MessagesDeps, entries: readonly ServerToolEnt
     const cap = entry.maxUses !== undefined ? { maxUses: entry.maxUses } : {};
     if (entry.kind === 'code_execution') {
       const lease = await containerFor(deps.containers, body, key, messageId, entries.findIndex((e) => e === entry));
-      const code = tools.codeInterpreter(lease, log);
-      out.push({ ...code, definition: { ...code.definition, name: CODE_EXECUTION_NAME } });
+      if (entry.type === PYTHON_CODE_EXECUTION_TYPE) {
+        const code = tools.codeInterpreter(lease, log);
+        out.push({ ...code, definition: { ...code.definition, name: CODE_EXECUTION_NAME } });
+      } else out.push(...tools.codeExecution(lease, log)); // bash_code_execution and text_editor_code_execution
     } else if (entry.kind === 'web_search') {
       const search = web.tools.find((t) => t.definition.name === WEB_SEARCH_FUNCTION_NAME);
       if (search) out.push({ ...search, ...cap });
@@ -134,7 +138,7 @@ async function containerFor(runtime: ContainerRuntime, body: MessageBody, key: K
   const resolved = await resolveContainers(runtime, key, { codeInterpreter: { tool: { container: {} }, at: 'container' } }, [], messageId);
   return resolved.codeInterpreter!;
 }
-import { fileSourceIds, toChatRequest, type CountBody, type MessageBody, type MappedMessage, type PendingServerCall, type ServerToolEntry } from './to-chat-request.ts';
+import { fileSourceIds, PYTHON_CODE_EXECUTION_TYPE, toChatRequest, type CountBody, type MessageBody, type MappedMessage, type PendingServerCall, type ServerToolEntry } from './to-chat-request.ts';
 
 export interface StartedMessage {
   readonly run: Run;

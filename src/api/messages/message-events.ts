@@ -5,6 +5,7 @@
 import type { FinishReason, StreamPart, Usage } from '../../providers/types.ts';
 import type { ThinkingSignatures } from './thinking-signature.ts';
 import { DEFAULT_EXPIRY_MINUTES } from '../containers/container-runtime.ts';
+import { BASH_CODE_EXECUTION_NAME, TEXT_EDITOR_CODE_EXECUTION_NAME, type BashRunData, type TextEditorData, type TextEditorResult } from '../../tools/containers/code-execution-tools.ts';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 
@@ -228,9 +229,26 @@ export class MessageEncoder {
         : (web!.sources ?? []).map((s) => ({ type: 'web_search_result', url: s.url, title: s.title, encrypted_content: '', page_age: null }));
       return { type: 'web_search_tool_result', tool_use_id: toolUseId, content };
     }
+    if (name === BASH_CODE_EXECUTION_NAME) {
+      const ran = data as BashRunData | undefined;
+      const type = 'bash_code_execution_tool_result';
+      if (ran?.kind !== 'bash') return { type, tool_use_id: toolUseId, content: { type: 'bash_code_execution_tool_result_error', error_code: 'unavailable' } };
+      this.ranIn(ran.containerId);
+      if (ran.status !== 'completed') {
+        const code = ran.status === 'timed_out' ? 'execution_time_exceeded' : ran.status === 'invalid' ? 'invalid_tool_input' : 'unavailable';
+        return { type, tool_use_id: toolUseId, content: { type: 'bash_code_execution_tool_result_error', error_code: code } };
+      }
+      // Files the command wrote are container files (GET /v1/containers/{id}/files), not the Files API's: no output blocks name them.
+      return { type, tool_use_id: toolUseId, content: { type: 'bash_code_execution_result', stdout: ran.stdout, stderr: ran.stderr, return_code: ran.exitCode ?? 0, content: [] } };
+    }
+    if (name === TEXT_EDITOR_CODE_EXECUTION_NAME) {
+      const edit = data as TextEditorData | undefined;
+      if (edit?.kind === 'text_editor') this.ranIn(edit.containerId);
+      return { type: 'text_editor_code_execution_tool_result', tool_use_id: toolUseId, content: editorContent(edit?.kind === 'text_editor' ? edit.result : { type: 'error', code: 'unavailable', message: text }) };
+    }
     if (name === 'code_execution') {
       const code = data as { containerId?: string; status?: string } | undefined;
-      if (code?.containerId) this.container = { id: code.containerId, expires_at: new Date(Date.now() + DEFAULT_EXPIRY_MINUTES * 60_000).toISOString() };
+      if (code?.containerId) this.ranIn(code.containerId);
       let ran: { exit_code?: number | null; timed_out?: boolean; stdout?: string; stderr?: string } = {};
       try {
         ran = JSON.parse(text) as typeof ran;
@@ -260,6 +278,11 @@ export class MessageEncoder {
     return null;
   }
 
+  /** The container a code execution tool ran in: the message names it (`container`), so a later request can use it again. */
+  private ranIn(containerId: string): void {
+    this.container = { id: containerId, expires_at: new Date(Date.now() + DEFAULT_EXPIRY_MINUTES * 60_000).toISOString() };
+  }
+
   get stopReason(): StopReason {
     return this.finish ? stopReasonFor(this.finish.reason, this.finish.stopSequence, this.finish.paused) : 'end_turn';
   }
@@ -286,6 +309,20 @@ export class MessageEncoder {
       container: this.container,
       usage: usageObject(usage, this.ctx.cache, this.serverUse),
     };
+  }
+}
+
+/** A text editor result as the content of a `text_editor_code_execution_tool_result`. */
+function editorContent(r: TextEditorResult): Block {
+  switch (r.type) {
+    case 'view':
+      return { type: 'text_editor_code_execution_view_result', file_type: r.fileType, content: r.content, num_lines: r.numLines, start_line: r.startLine, total_lines: r.totalLines };
+    case 'create':
+      return { type: 'text_editor_code_execution_create_result', is_file_update: r.isFileUpdate };
+    case 'str_replace':
+      return { type: 'text_editor_code_execution_str_replace_result', lines: r.lines, old_start: r.oldStart, old_lines: r.oldLines, new_start: r.newStart, new_lines: r.newLines };
+    case 'error':
+      return { type: 'text_editor_code_execution_tool_result_error', error_code: r.code, error_message: r.message };
   }
 }
 

@@ -281,8 +281,14 @@ const REFUSED_MEMBERS: Record<ServerToolEntry['kind'], readonly string[]> = {
   code_execution: [],
 };
 
-/** The code execution version offered: Python programs (the later bash and text-editor versions are not). */
-const CODE_EXECUTION_TYPE = 'code_execution_20250522';
+/** The first code execution version: Python programs. */
+export const PYTHON_CODE_EXECUTION_TYPE = 'code_execution_20250522';
+/**
+ * The later versions the SDKs type: bash commands and a text editor. 20260120 and after
+ * add the interpreter state that programmatic tool calling keeps, which this service does
+ * not offer, so they run as 20250825 does.
+ */
+const BASH_CODE_EXECUTION_TYPES: readonly string[] = ['code_execution_20250825', 'code_execution_20260120', 'code_execution_20260521'];
 
 /** Custom tools become function tools; typed vendor tools are sorted into server tools and refusals. */
 function mapTools(body: AnyBody, server: ServerToolEntry[]): FunctionTool[] {
@@ -306,7 +312,9 @@ function mapTools(body: AnyBody, server: ServerToolEntry[]): FunctionTool[] {
       return;
     }
     if (kind === 'code_execution') {
-      if (type !== CODE_EXECUTION_TYPE) throw unsupportedParameter(`tools[${i}].type`, `The code execution tool '${type}' is not offered: send '${CODE_EXECUTION_TYPE}' (Python programs).`);
+      if (type !== PYTHON_CODE_EXECUTION_TYPE && !BASH_CODE_EXECUTION_TYPES.includes(type)) {
+        throw unsupportedParameter(`tools[${i}].type`, `The code execution tool '${type}' is not offered: send one of ${[PYTHON_CODE_EXECUTION_TYPE, ...BASH_CODE_EXECUTION_TYPES].join(', ')}.`);
+      }
       if (server.some((e) => e.kind === kind)) throw invalidRequest('The code execution tool is offered more than once.', `tools[${i}].type`);
       server.push({ kind, type });
       return;
