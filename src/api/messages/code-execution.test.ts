@@ -168,3 +168,21 @@ for (const [generation, make] of generations) {
     });
   });
 }
+
+test('no sandbox on the host: every code execution version is refused saying why, before anything runs', async () => {
+  // The real sandbox, somewhere it cannot make its directories.
+  const bare = await startTestServer({ AGENT_API_SANDBOX_DIR: '/dev/null/agent-api-containers' });
+  try {
+    const { key } = await bare.createKey({ permissions: { function_calling: true, code_interpreter: true } });
+    const sdk = new Anthropic0({ apiKey: key, baseURL: `${bare.origin}/api/messages`, maxRetries: 0 });
+    for (const type of ['code_execution_20250522', 'code_execution_20250825']) {
+      await assert.rejects(sdk.messages.create({ model: 'agent', max_tokens: 50, tools: [{ type, name: 'code_execution' } as never], messages: [{ role: 'user', content: 'Run `echo hi`' }] }), (e: unknown) => {
+        assert.equal((e as { status?: number }).status, 529, String(e));
+        assert.match((e as Error).message, /Code execution is not available/);
+        return true;
+      });
+    }
+  } finally {
+    await bare.close();
+  }
+});
