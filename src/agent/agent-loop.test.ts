@@ -167,3 +167,42 @@ test('max uses: past its cap a tool does not run and costs nothing; the model is
   assert.deepEqual(results.slice(0, 2), ['result 1', 'result 2']);
   assert.ok(results.slice(2).every((r) => /at most 2 times/.test(r)));
 });
+
+test('pause at the limit: the last step may still call service tools; its calls are passed on, not run, and the loop finishes paused', async () => {
+  let ran = 0;
+  const tool: AgentTool = { definition: { name: 'lookup', parameters: { type: 'object' } }, run: async () => `result ${++ran}` };
+  const provider = alwaysCalls();
+  const parts = await collect(
+    runAgent(provider, { model: 'agent', messages: [{ role: 'user', content: 'q' }] }, [tool], new AbortController().signal, {}, { maxSteps: 2, deadlineMs: 60_000 }, { pauseAtLimit: true }),
+  );
+  assert.deepEqual(provider.requests.map((r) => r.toolChoice), ['auto', 'auto'], 'the last step is offered the tools');
+  assert.equal(ran, 1, 'the last step\'s call does not run');
+  assert.deepEqual(
+    parts.map((p) => (p.type === 'tool-input-start' ? `start ${p.id} ${p.providerExecuted}` : p.type === 'tool-result' ? `result ${p.toolCallId}` : p.type)),
+    ['start c1 true', 'tool-input-delta', 'tool-input-end', 'result c1', 'start c2 true', 'tool-input-delta', 'tool-input-end', 'finish'],
+  );
+  assert.deepEqual(parts.at(-1), { type: 'finish', reason: 'tool_calls', paused: true, usage: { inputTokens: 20, outputTokens: 4, reasoningTokens: 0 } });
+});
+
+test('pause at the limit: a last step that answers finishes as usual', async () => {
+  const tool: AgentTool = { definition: { name: 'lookup' }, run: async () => 'x' };
+  const provider = scripted([[{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'Hi.' }, { type: 'text-end', id: 't' }, { type: 'finish', reason: 'stop', usage }]]);
+  const parts = await collect(runAgent(provider, { model: 'agent', messages: [{ role: 'user', content: 'q' }] }, [tool], new AbortController().signal, {}, { maxSteps: 1, deadlineMs: 60_000 }, { pauseAtLimit: true }));
+  assert.deepEqual(parts.at(-1), { type: 'finish', reason: 'stop', usage: { inputTokens: 10, outputTokens: 2, reasoningTokens: 0 } });
+});
+
+test('pending calls of a paused turn run first (charged, counted against max uses), then the steps go on from their results', async () => {
+  const ran: string[] = [];
+  let fees = 0;
+  const tool: AgentTool = { definition: { name: 'lookup', parameters: { type: 'object' } }, feeUsd: 0.01, run: async (args) => (ran.push(args), `result of ${args}`) };
+  const provider = scripted([[{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'Done.' }, { type: 'text-end', id: 't' }, { type: 'finish', reason: 'stop', usage }]]);
+  const pending = [{ id: 'p1', name: 'lookup', arguments: '{"n":1}' }];
+  const request: ChatRequest = { model: 'agent', messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'Looking.', tool_calls: pending }] };
+  const parts = await collect(runAgent(provider, request, [tool], new AbortController().signal, { beforeTool: async () => void fees++ }, { maxSteps: 2, deadlineMs: 60_000 }, { pending }));
+  assert.deepEqual(ran, ['{"n":1}']);
+  assert.equal(fees, 1);
+  assert.deepEqual(parts.map((p) => p.type), ['tool-result', 'text-start', 'text-delta', 'text-end', 'finish'], 'no input parts for calls the client already has');
+  assert.equal((parts[0] as { toolCallId: string }).toolCallId, 'p1');
+  assert.deepEqual(provider.requests[0]!.messages.map((m) => m.role), ['user', 'assistant', 'tool']);
+  assert.equal((provider.requests[0]!.messages[2] as { content: string }).content, 'result of {"n":1}');
+});

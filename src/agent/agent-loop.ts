@@ -4,7 +4,7 @@
 // before answering. The tool registry (tools/registry.ts) decides which tools a key and
 // a request get; a request's hosted tools (Responses file_search, code_interpreter,
 // web_search) are service tools too, and run beside the request's client tools.
-import type { ChatMessage, ChatProvider, ChatRequest, FinishReason, StreamPart, Usage } from '../providers/types.ts';
+import type { ChatMessage, ChatProvider, ChatRequest, FinishReason, StreamPart, ToolCall, Usage } from '../providers/types.ts';
 import type { AgentTool, ToolOutput } from '../tools/types.ts';
 
 /** How long the loop may go on: past either, the next step must answer (no tools). */
@@ -15,6 +15,24 @@ export interface AgentLimits {
 }
 
 export const DEFAULT_AGENT_LIMITS: AgentLimits = { maxSteps: 8, deadlineMs: 120_000 };
+
+/**
+ * A surface that can pause a turn (the messages surface's `pause_turn`) and continue it
+ * in a later request.
+ */
+export interface AgentTurn {
+  /**
+   * At the step limit (or past the deadline) the last step is still offered the tools;
+   * service calls it makes are passed on but not run, and the loop finishes `paused`
+   * (reason `tool_calls`). Off: the last step must answer without tools.
+   */
+  pauseAtLimit?: boolean;
+  /**
+   * Service calls a paused turn left without results, held by the conversation's last
+   * (assistant) message: they run first, before any step, as that step's calls would.
+   */
+  pending?: readonly ToolCall[];
+}
 
 export interface AgentHooks {
   /** Before every step after the first, with the conversation that step sends (the run extends its reservation). */
@@ -33,15 +51,24 @@ export interface AgentHooks {
  * calls streamed as the model gives them, after the step's service calls have run.
  * Each step's text and reasoning stay in the conversation the next step sees, beside
  * its tool calls and their results. One finish ends it, with the steps' usage summed.
- * With no service tools there is one step: the model's own stream, unwrapped.
+ * With no service tools there is one step: the model's own stream, unwrapped. `turn`
+ * lets a surface pause at the limit and continue a paused turn (AgentTurn).
  */
-export function runAgent(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks = {}, limits: AgentLimits = DEFAULT_AGENT_LIMITS): AsyncIterable<StreamPart> {
-  return tools.length === 0 ? provider.chat(request, signal) : toolLoop(provider, request, tools, signal, hooks, limits);
+export function runAgent(
+  provider: ChatProvider,
+  request: ChatRequest,
+  tools: AgentTool[],
+  signal: AbortSignal,
+  hooks: AgentHooks = {},
+  limits: AgentLimits = DEFAULT_AGENT_LIMITS,
+  turn: AgentTurn = {},
+): AsyncIterable<StreamPart> {
+  return tools.length === 0 ? provider.chat(request, signal) : toolLoop(provider, request, tools, signal, hooks, limits, turn);
 }
 
 type HeldCall = { id: string; name: string; arguments: string; parts: StreamPart[] };
 
-async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks, limits: AgentLimits): AsyncGenerator<StreamPart> {
+async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: AgentTool[], signal: AbortSignal, hooks: AgentHooks, limits: AgentLimits, turn: AgentTurn): AsyncGenerator<StreamPart> {
   const deadline = Date.now() + limits.deadlineMs;
   const uses = new Map<AgentTool, number>();
   const byName = new Map(tools.map((t) => [t.definition.name, t]));
@@ -52,7 +79,39 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
   // Summed over the steps; unknown as soon as one step reports none (the run then counts).
   let total: Usage | undefined = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
   let cost: number | undefined;
-  const finish = (reason: FinishReason): StreamPart => ({ type: 'finish', reason, ...(total ? { usage: total } : {}), ...(cost !== undefined ? { costUsd: cost } : {}) });
+  const finish = (reason: FinishReason, paused = false): StreamPart => ({
+    type: 'finish',
+    reason,
+    ...(paused ? { paused: true } : {}),
+    ...(total ? { usage: total } : {}),
+    ...(cost !== undefined ? { costUsd: cost } : {}),
+  });
+  /** Runs one service call (within its tool's max uses, its fee charged first) and keeps its result in the conversation. */
+  async function* runCall(c: { id: string; name: string; arguments: string }): AsyncGenerator<StreamPart> {
+    const tool = byName.get(c.name)!;
+    const used = uses.get(tool) ?? 0;
+    let out: string | ToolOutput;
+    if (tool.maxUses !== undefined && used >= tool.maxUses) {
+      // Past its cap the tool does not run (and costs nothing): the model is told.
+      out = `${c.name} may be used at most ${tool.maxUses} times in one answer: answer with what you have.`;
+    } else {
+      uses.set(tool, used + 1);
+      await hooks.beforeTool?.(tool);
+      // The deadline bounds the tool's run too: past it the tool stops and the model is told.
+      const toolSignal = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
+      try {
+        out = await tool.run(c.arguments, toolSignal);
+      } catch (err) {
+        if (signal.aborted || !toolSignal.aborted) throw err;
+        out = `${c.name} did not finish within the time this answer may take: answer with what you have.`;
+      }
+    }
+    const text = typeof out === 'string' ? out : out.text;
+    yield { type: 'tool-result', toolCallId: c.id, toolName: c.name, result: text, ...(typeof out !== 'string' && out.data !== undefined ? { data: out.data } : {}) };
+    messages.push({ role: 'tool', tool_call_id: c.id, content: text });
+  }
+  // A paused turn's calls first: the client already shows them, so only their results go out.
+  for (const c of turn.pending ?? []) if (byName.has(c.name)) yield* runCall(c);
   for (let step = 0; step < limits.maxSteps; step++) {
     const calls = new Map<string, HeldCall>();
     const clientCalls = new Map<string, { id: string; name: string; arguments: string }>();
@@ -64,7 +123,7 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
     const last = step === limits.maxSteps - 1 || Date.now() >= deadline;
     if (step > 0) await hooks.beforeStep?.(messages);
     // The request's own choice for the first step (none, required, a named tool); then the model decides.
-    const toolChoice = last ? 'none' : step === 0 ? (request.toolChoice ?? 'auto') : 'auto';
+    const toolChoice = last && !turn.pauseAtLimit ? 'none' : step === 0 ? (request.toolChoice ?? 'auto') : 'auto';
     const stepRequest: ChatRequest = { ...request, messages, tools: offered, toolChoice };
     for await (const p of provider.chat(stepRequest, signal)) {
       switch (p.type) {
@@ -110,6 +169,12 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
       return;
     }
     const known = [...calls.values()];
+    // Still wanting service tools at the limit: the turn pauses, its calls shown but not run (the caller continues it).
+    if (last && turn.pauseAtLimit && clientCalls.size === 0) {
+      for (const c of known) yield* c.parts;
+      yield finish('tool_calls', true);
+      return;
+    }
     messages.push({
       role: 'assistant',
       content: text === '' ? null : text,
@@ -118,27 +183,7 @@ async function* toolLoop(provider: ChatProvider, request: ChatRequest, tools: Ag
     });
     for (const c of known) {
       yield* c.parts;
-      const tool = byName.get(c.name)!;
-      const used = uses.get(tool) ?? 0;
-      let out: string | ToolOutput;
-      if (tool.maxUses !== undefined && used >= tool.maxUses) {
-        // Past its cap the tool does not run (and costs nothing): the model is told.
-        out = `${c.name} may be used at most ${tool.maxUses} times in one answer: answer with what you have.`;
-      } else {
-        uses.set(tool, used + 1);
-        await hooks.beforeTool?.(tool);
-        // The deadline bounds the tool's run too: past it the tool stops and the model is told.
-        const toolSignal = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
-        try {
-          out = await tool.run(c.arguments, toolSignal);
-        } catch (err) {
-          if (signal.aborted || !toolSignal.aborted) throw err;
-          out = `${c.name} did not finish within the time this answer may take: answer with what you have.`;
-        }
-      }
-      const text = typeof out === 'string' ? out : out.text;
-      yield { type: 'tool-result', toolCallId: c.id, toolName: c.name, result: text, ...(typeof out !== 'string' && out.data !== undefined ? { data: out.data } : {}) };
-      messages.push({ role: 'tool', tool_call_id: c.id, content: text });
+      yield* runCall(c);
     }
     // A client call ends the response: the caller runs it and continues.
     if (clientCalls.size > 0) {

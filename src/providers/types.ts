@@ -141,7 +141,16 @@ export type StreamPart =
    * `usage` as the provider reported it (absent when it gave none: the run then charges
    * its own count); `costUsd`: the provider's own reported cost (OpenRouter's usage.cost).
    */
-  | { type: 'finish'; reason: FinishReason; usage?: Usage; costUsd?: number; /** The stop sequence that ended the text, where the provider tells. */ stopSequence?: string }
+  | {
+      type: 'finish';
+      reason: FinishReason;
+      usage?: Usage;
+      costUsd?: number;
+      /** The stop sequence that ended the text, where the provider tells. */
+      stopSequence?: string;
+      /** The agent loop stopped at its limit with service calls still wanted, not run (AgentTurn.pauseAtLimit): the turn can be continued. */
+      paused?: boolean;
+    }
   | { type: 'error'; error: ProviderError };
 
 export interface ChatProvider {

@@ -18,6 +18,7 @@ import type { VectorSearch } from '../retrieval/search-types.ts';
 import { codeInterpreterTool } from './containers/code-interpreter-tool.ts';
 import type { ContainerLease, ContainerRunner, ContainerToolLog } from './containers/container-tool.ts';
 import { containerShellTool } from './containers/shell-tool.ts';
+import { bashCodeExecutionTool, textEditorCodeExecutionTool } from './containers/code-execution-tools.ts';
 import { fileSearchTool, type FileSearchConfig } from './file-search/file-search-tool.ts';
 import { listMcpTools, type McpServer, type McpToolInfo } from './mcp/mcp-client.ts';
 import { mcpAgentTool, runMcpCall } from './mcp/mcp-tool.ts';
@@ -157,6 +158,12 @@ export class ToolRegistry {
 
   containerShell(lease: ContainerLease, log?: ContainerToolLog): AgentTool {
     return containerShellTool(this.deps.containers!, lease, this.deps.sandboxTimeoutMs, log);
+  }
+
+  /** The later code execution versions' two tools (the messages surface): bash and the text editor, in one container. */
+  codeExecution(lease: ContainerLease, log?: ContainerToolLog): AgentTool[] {
+    const { containers, sandboxTimeoutMs } = this.deps;
+    return [bashCodeExecutionTool(containers!, lease, sandboxTimeoutMs, log), textEditorCodeExecutionTool(containers!, lease, sandboxTimeoutMs, log)];
   }
 
   /** Checks a remote MCP server's address, its name resolved, before anything runs (throws OutboundRefused saying why). */

@@ -16,7 +16,7 @@ import type { KeyRecord } from '../../keys/keys-service.ts';
 import { outputCap } from '../../keys/key-limits.ts';
 import { callSignal, type Call } from '../../pipeline/call.ts';
 import { countInputTokens } from '../../providers/inline/offline/plan.ts';
-import type { StreamPart } from '../../providers/types.ts';
+import type { StreamPart, ToolCall } from '../../providers/types.ts';
 import type { Services } from '../../services.ts';
 import { newId } from '../../ids.ts';
 import { addPdfText, resolveFiles } from '../files/resolve-parts.ts';
@@ -40,9 +40,11 @@ export interface MessagesDeps {
 
 /**
  * The server tools a request offers, from the one registry: web_search (with a search
- * backend; without one the model is told it cannot search) and web_fetch (the registry's
- * page reader through the outbound guard, under the vendor's name). Each keeps its
- * `max_uses`, else the registry's cap.
+ * backend; without one the model is told it cannot search), web_fetch (the registry's
+ * page reader through the outbound guard, under the vendor's name) and code execution
+ * (the code interpreter under the vendor's name for 20250522; bash and the text editor
+ * for the later versions, in one container). Each keeps its `max_uses`, else the
+ * registry's cap.
  */
 async function serverToolSet(deps: MessagesDeps, entries: readonly ServerToolEntry[], body: MessageBody, key: KeyRecord, messageId: string, log: Call['log']): Promise<ToolSet> {
   const { tools } = deps;
@@ -54,8 +56,10 @@ async function serverToolSet(deps: MessagesDeps, entries: readonly ServerToolEnt
     const cap = entry.maxUses !== undefined ? { maxUses: entry.maxUses } : {};
     if (entry.kind === 'code_execution') {
       const lease = await containerFor(deps.containers, body, key, messageId, entries.findIndex((e) => e === entry));
-      const code = tools.codeInterpreter(lease, log);
-      out.push({ ...code, definition: { ...code.definition, name: CODE_EXECUTION_NAME } });
+      if (entry.type === PYTHON_CODE_EXECUTION_TYPE) {
+        const code = tools.codeInterpreter(lease, log);
+        out.push({ ...code, definition: { ...code.definition, name: CODE_EXECUTION_NAME } });
+      } else out.push(...tools.codeExecution(lease, log)); // bash_code_execution and text_editor_code_execution
     } else if (entry.kind === 'web_search') {
       const search = web.tools.find((t) => t.definition.name === WEB_SEARCH_FUNCTION_NAME);
       if (search) out.push({ ...search, ...cap });
@@ -134,7 +138,7 @@ async function containerFor(runtime: ContainerRuntime, body: MessageBody, key: K
   const resolved = await resolveContainers(runtime, key, { codeInterpreter: { tool: { container: {} }, at: 'container' } }, [], messageId);
   return resolved.codeInterpreter!;
 }
-import { fileSourceIds, toChatRequest, type CountBody, type MessageBody, type MappedMessage, type ServerToolEntry } from './to-chat-request.ts';
+import { fileSourceIds, PYTHON_CODE_EXECUTION_TYPE, toChatRequest, type CountBody, type MessageBody, type MappedMessage, type PendingServerCall, type ServerToolEntry } from './to-chat-request.ts';
 
 export interface StartedMessage {
   readonly run: Run;
@@ -237,6 +241,7 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
   if (server.notes.length > 0) request.messages.unshift(...server.notes.map((content) => ({ role: 'system' as const, content })));
   const mcp = body.mcp_servers?.length ? await mcpToolSet(deps.tools, body.mcp_servers as Record<string, any>[], callSignal(call)) : null;
   if (mcp) server.tools.push(...mcp.tools);
+  const pending = pendingCalls(mapped.pending, server.tools, mcp?.names);
   const run = await Run.open(services, call, {
     key,
     model: request.model,
@@ -262,8 +267,27 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
   const source =
     server.tools.length === 0
       ? provider.chat(request, run.signal)
-      : runAgent(provider, request, server.tools, run.signal, run.agentHooks(mapped.attachments, maxTokens), services.config.agentLimits);
+      : runAgent(provider, request, server.tools, run.signal, run.agentHooks(mapped.attachments, maxTokens), services.config.agentLimits, { pauseAtLimit: true, pending });
   return { run, events: run.meter(source), encoder: new MessageEncoder(ctx) };
+}
+
+/**
+ * The calls a paused turn left for this request (the last assistant turn's server calls
+ * without a result), each a tool this request offers under the name the loop runs it by
+ * (an MCP call's found by its server and tool); one it does not offer is a 400 naming
+ * the block.
+ */
+function pendingCalls(pending: readonly PendingServerCall[], tools: readonly AgentTool[], mcpNames: ReadonlyMap<string, { server: string; tool: string }> | undefined): ToolCall[] {
+  const offered = new Set(tools.map((t) => t.definition.name));
+  return pending.map(({ call, serverName, at }) => {
+    // An MCP call is found by its server and tool; the mapped conversation's call then names it as the loop does.
+    const name = serverName === undefined ? call.name : [...(mcpNames ?? [])].find(([, m]) => m.server === serverName && m.tool === call.name)?.[0];
+    if (name === undefined || !offered.has(name)) {
+      throw invalidRequest('This call has no result and its tool is not offered by this request: send the same tools (and MCP servers) to continue a paused turn.', at);
+    }
+    call.name = name;
+    return call;
+  });
 }
 
 /** The vendor's blocks as chat content parts, for moderation: its text and images. */

@@ -54,4 +54,5 @@ test('stop reasons map as the vendor names them', () => {
   assert.equal(stopReasonFor('length', null), 'max_tokens');
   assert.equal(stopReasonFor('tool_calls', null), 'tool_use');
   assert.equal(stopReasonFor('content_filter', null), 'refusal');
+  assert.equal(stopReasonFor('tool_calls', null, true), 'pause_turn');
 });

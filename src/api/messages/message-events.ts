@@ -5,6 +5,7 @@
 import type { FinishReason, StreamPart, Usage } from '../../providers/types.ts';
 import type { ThinkingSignatures } from './thinking-signature.ts';
 import { DEFAULT_EXPIRY_MINUTES } from '../containers/container-runtime.ts';
+import { BASH_CODE_EXECUTION_NAME, TEXT_EDITOR_CODE_EXECUTION_NAME, type BashRunData, type TextEditorData, type TextEditorResult } from '../../tools/containers/code-execution-tools.ts';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 
@@ -30,7 +31,9 @@ type Block = Record<string, unknown>;
 type Event = Record<string, unknown> & { type: string };
 const NONE: Event[] = [];
 
-export function stopReasonFor(reason: FinishReason, stopSequence: string | null): StopReason {
+export function stopReasonFor(reason: FinishReason, stopSequence: string | null, paused = false): StopReason {
+  // The agent loop stopped at its limit with server calls still wanted: the client sends the turn back to continue it.
+  if (paused) return 'pause_turn';
   switch (reason) {
     case 'length':
       return 'max_tokens';
@@ -76,7 +79,7 @@ export class MessageEncoder {
   readonly content: Block[] = [];
   /** The open block of each part id (text, reasoning, tool input), and its index. */
   private readonly open = new Map<string, { index: number; block: Block; json?: string }>();
-  finish: { reason: FinishReason; stopSequence: string | null } | null = null;
+  finish: { reason: FinishReason; stopSequence: string | null; paused: boolean } | null = null;
   private hasToolUse = false;
   /** Off for a whole (non-streamed) answer: the blocks are built, no event objects per token. */
   private emit = true;
@@ -190,7 +193,7 @@ export class MessageEncoder {
       case 'finish': {
         const stopSequence = e.reason === 'stop' ? matchedStop(this.content, this.ctx.stopSequences, e.stopSequence) : null;
         // A provider that says "stop" after a client tool call still ends the turn for the tool.
-        this.finish = { reason: this.hasToolUse && e.reason === 'stop' ? 'tool_calls' : e.reason, stopSequence };
+        this.finish = { reason: this.hasToolUse && e.reason === 'stop' ? 'tool_calls' : e.reason, stopSequence, paused: e.paused === true };
         // Blocks a provider left open are closed before the message ends.
         const closing: Event[] = [];
         for (const [id, o] of this.open) {
@@ -226,9 +229,26 @@ export class MessageEncoder {
         : (web!.sources ?? []).map((s) => ({ type: 'web_search_result', url: s.url, title: s.title, encrypted_content: '', page_age: null }));
       return { type: 'web_search_tool_result', tool_use_id: toolUseId, content };
     }
+    if (name === BASH_CODE_EXECUTION_NAME) {
+      const ran = data as BashRunData | undefined;
+      const type = 'bash_code_execution_tool_result';
+      if (ran?.kind !== 'bash') return { type, tool_use_id: toolUseId, content: { type: 'bash_code_execution_tool_result_error', error_code: 'unavailable' } };
+      this.ranIn(ran.containerId);
+      if (ran.status !== 'completed') {
+        const code = ran.status === 'timed_out' ? 'execution_time_exceeded' : ran.status === 'invalid' ? 'invalid_tool_input' : 'unavailable';
+        return { type, tool_use_id: toolUseId, content: { type: 'bash_code_execution_tool_result_error', error_code: code } };
+      }
+      // Files the command wrote are container files (GET /v1/containers/{id}/files), not the Files API's: no output blocks name them.
+      return { type, tool_use_id: toolUseId, content: { type: 'bash_code_execution_result', stdout: ran.stdout, stderr: ran.stderr, return_code: ran.exitCode ?? 0, content: [] } };
+    }
+    if (name === TEXT_EDITOR_CODE_EXECUTION_NAME) {
+      const edit = data as TextEditorData | undefined;
+      if (edit?.kind === 'text_editor') this.ranIn(edit.containerId);
+      return { type: 'text_editor_code_execution_tool_result', tool_use_id: toolUseId, content: editorContent(edit?.kind === 'text_editor' ? edit.result : { type: 'error', code: 'unavailable', message: text }) };
+    }
     if (name === 'code_execution') {
       const code = data as { containerId?: string; status?: string } | undefined;
-      if (code?.containerId) this.container = { id: code.containerId, expires_at: new Date(Date.now() + DEFAULT_EXPIRY_MINUTES * 60_000).toISOString() };
+      if (code?.containerId) this.ranIn(code.containerId);
       let ran: { exit_code?: number | null; timed_out?: boolean; stdout?: string; stderr?: string } = {};
       try {
         ran = JSON.parse(text) as typeof ran;
@@ -258,8 +278,13 @@ export class MessageEncoder {
     return null;
   }
 
+  /** The container a code execution tool ran in: the message names it (`container`), so a later request can use it again. */
+  private ranIn(containerId: string): void {
+    this.container = { id: containerId, expires_at: new Date(Date.now() + DEFAULT_EXPIRY_MINUTES * 60_000).toISOString() };
+  }
+
   get stopReason(): StopReason {
-    return this.finish ? stopReasonFor(this.finish.reason, this.finish.stopSequence) : 'end_turn';
+    return this.finish ? stopReasonFor(this.finish.reason, this.finish.stopSequence, this.finish.paused) : 'end_turn';
   }
 
   messageDelta(usage: Usage): Event {
@@ -284,6 +309,20 @@ export class MessageEncoder {
       container: this.container,
       usage: usageObject(usage, this.ctx.cache, this.serverUse),
     };
+  }
+}
+
+/** A text editor result as the content of a `text_editor_code_execution_tool_result`. */
+function editorContent(r: TextEditorResult): Block {
+  switch (r.type) {
+    case 'view':
+      return { type: 'text_editor_code_execution_view_result', file_type: r.fileType, content: r.content, num_lines: r.numLines, start_line: r.startLine, total_lines: r.totalLines };
+    case 'create':
+      return { type: 'text_editor_code_execution_create_result', is_file_update: r.isFileUpdate };
+    case 'str_replace':
+      return { type: 'text_editor_code_execution_str_replace_result', lines: r.lines, old_start: r.oldStart, old_lines: r.oldLines, new_start: r.newStart, new_lines: r.newLines };
+    case 'error':
+      return { type: 'text_editor_code_execution_tool_result_error', error_code: r.code, error_message: r.message };
   }
 }
 

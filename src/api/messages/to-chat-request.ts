@@ -23,9 +23,23 @@ export interface ServerToolEntry {
   maxUses?: number;
 }
 
+/**
+ * A server call the conversation's last (assistant) turn holds without its result: a
+ * paused turn's, which this request runs first. `call` is the tool call of the mapped
+ * assistant message (an MCP call's name is resolved once its server is listed).
+ */
+export interface PendingServerCall {
+  call: ToolCall;
+  /** An MCP call's server (`mcp_tool_use.server_name`). */
+  serverName?: string;
+  /** `messages[i].content[j]`, for a 400 naming the block. */
+  at: string;
+}
+
 export interface MappedMessage {
   request: ChatRequest;
   serverTools: ServerToolEntry[];
+  pending: PendingServerCall[];
   /** Images and documents in the conversation (each adds a fixed amount to the reservation's estimate). */
   attachments: number;
   /** The thinking the answer shows: none, its text, or empty blocks that keep their signatures. */
@@ -70,6 +84,7 @@ interface Ctx {
   signatures: ThinkingSignatures;
   accountId: string;
   attachments: number;
+  pending: PendingServerCall[];
 }
 
 function userPart(b: Block, at: string, ctx: Ctx): ContentPart | null {
@@ -121,6 +136,66 @@ function lastMarked(blocks: Block[]): Block | undefined {
 const breakpointOf = (cc: unknown): ChatMessage['cacheBreakpoint'] =>
   cc && typeof cc === 'object' ? ((cc as { ttl?: string }).ttl === '1h' ? { ttl: '1h' } : {}) : undefined;
 
+/** A thinking block's text, once its signature is checked. */
+function verifiedThinking(b: Block, where: string, ctx: Ctx): string {
+  if (!ctx.signatures.verify(ctx.accountId, b.thinking, b.signature)) {
+    throw invalidRequest('This thinking block\'s signature does not match its text: send thinking blocks back exactly as they were received.', `${where}.signature`);
+  }
+  return b.thinking;
+}
+
+/**
+ * The last assistant turn, when it holds server calls (a turn continued after
+ * `pause_turn`): its steps as the agent loop keeps them (each step's text beside its
+ * calls, then their results as tool messages), so the model goes on from there. Calls
+ * at its end without a result are pending (ctx.pending): the loop runs them first.
+ */
+function openTurn(blocks: Block[], at: string, ctx: Ctx): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  let step = { text: '', reasoning: '', calls: [] as { call: ToolCall; serverName?: string; at: string }[] };
+  let results: ChatMessage[] = [];
+  const flush = (final: boolean) => {
+    const answered = new Set(results.map((r) => (r as { tool_call_id: string }).tool_call_id));
+    // A call left without a result before the turn went on is dropped, as an earlier turn's is.
+    const calls = final ? step.calls : step.calls.filter((c) => answered.has(c.call.id));
+    if (step.text !== '' || step.reasoning !== '' || calls.length > 0) {
+      out.push({
+        role: 'assistant',
+        content: step.text === '' && calls.length > 0 ? null : step.text,
+        ...(calls.length ? { tool_calls: calls.map((c) => c.call) } : {}),
+        ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+      });
+    }
+    out.push(...results);
+    if (final) ctx.pending.push(...calls.filter((c) => !answered.has(c.call.id)).map((c) => ({ call: c.call, at: c.at, ...(c.serverName ? { serverName: c.serverName } : {}) })));
+    step = { text: '', reasoning: '', calls: [] };
+    results = [];
+  };
+  blocks.forEach((b, j) => {
+    const where = `${at}.content[${j}]`;
+    const isResult = b.type.endsWith('_tool_result') || b.type === 'mcp_tool_result';
+    // What follows a step's results belongs to the next step.
+    if (!isResult && results.length > 0) flush(false);
+    if (b.type === 'text') step.text += b.text;
+    else if (b.type === 'thinking') step.reasoning += verifiedThinking(b, where, ctx);
+    else if (b.type === 'server_tool_use' || b.type === 'mcp_tool_use') {
+      const call = { id: String(b.id ?? ''), name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}) };
+      if (call.id === '' || call.name === '') throw invalidRequest(`A ${b.type} block needs its id and name.`, where);
+      step.calls.push({ call, at: where, ...(b.type === 'mcp_tool_use' ? { serverName: String(b.server_name ?? '') } : {}) });
+    } else if (isResult) {
+      const content = JSON.stringify(b.content ?? '');
+      if (step.calls.some((c) => c.call.id === b.tool_use_id)) results.push({ role: 'tool', tool_call_id: b.tool_use_id, content });
+      else step.text += content;
+    } else if (b.type === 'redacted_thinking') throw invalidRequest('A redacted_thinking block was not made by this service and cannot be read back.', where);
+    else if (b.type === 'tool_use') throw invalidRequest('A tool_use block must be answered by a tool_result in the next user message.', where);
+    else throw invalidRequest(`An assistant message cannot hold a '${b.type}' block.`, `${where}.type`);
+  });
+  flush(true);
+  const cacheBreakpoint = breakpointOf(lastMarked(blocks)?.cache_control);
+  if (cacheBreakpoint && out.length > 0) out[out.length - 1]!.cacheBreakpoint = cacheBreakpoint;
+  return out;
+}
+
 function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (body.system !== undefined) {
@@ -129,7 +204,7 @@ function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
     const cacheBreakpoint = breakpointOf(marked?.cache_control);
     if (system !== '') out.push({ role: 'system', content: system, ...(cacheBreakpoint ? { cacheBreakpoint } : {}) });
   }
-  (body.messages as Block[]).forEach((m, i) => {
+  (body.messages as Block[]).forEach((m, i, all) => {
     const at = `messages[${i}]`;
     if (m.role === 'system') {
       out.push({ role: 'system', content: textOfBlocks(m.content) });
@@ -140,6 +215,10 @@ function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
       return;
     }
     const blocks = m.content as Block[];
+    if (m.role === 'assistant' && i === all.length - 1 && blocks.some((b) => b.type === 'server_tool_use' || b.type === 'mcp_tool_use')) {
+      out.push(...openTurn(blocks, at, ctx));
+      return;
+    }
     if (m.role === 'assistant') {
       let text = '';
       let reasoning = '';
@@ -148,12 +227,8 @@ function mapMessages(body: AnyBody, ctx: Ctx): ChatMessage[] {
         const where = `${at}.content[${j}]`;
         if (b.type === 'text') text += b.text;
         else if (b.type === 'tool_use') calls.push({ id: b.id, name: b.name, arguments: JSON.stringify(b.input) });
-        else if (b.type === 'thinking') {
-          if (!ctx.signatures.verify(ctx.accountId, b.thinking, b.signature)) {
-            throw invalidRequest('This thinking block\'s signature does not match its text: send thinking blocks back exactly as they were received.', `${where}.signature`);
-          }
-          reasoning += b.thinking;
-        } else if (b.type === 'redacted_thinking') throw invalidRequest('A redacted_thinking block was not made by this service and cannot be read back.', where);
+        else if (b.type === 'thinking') reasoning += verifiedThinking(b, where, ctx);
+        else if (b.type === 'redacted_thinking') throw invalidRequest('A redacted_thinking block was not made by this service and cannot be read back.', where);
         else if (b.type === 'server_tool_use' || b.type === 'mcp_tool_use') text += '';
         else if (b.type.endsWith('_tool_result') || b.type === 'mcp_tool_result') text += JSON.stringify(b.content ?? '');
         else throw invalidRequest(`An assistant message cannot hold a '${b.type}' block.`, `${where}.type`);
@@ -206,8 +281,14 @@ const REFUSED_MEMBERS: Record<ServerToolEntry['kind'], readonly string[]> = {
   code_execution: [],
 };
 
-/** The code execution version offered: Python programs (the later bash and text-editor versions are not). */
-const CODE_EXECUTION_TYPE = 'code_execution_20250522';
+/** The first code execution version: Python programs. */
+export const PYTHON_CODE_EXECUTION_TYPE = 'code_execution_20250522';
+/**
+ * The later versions the SDKs type: bash commands and a text editor. 20260120 and after
+ * add the interpreter state that programmatic tool calling keeps, which this service does
+ * not offer, so they run as 20250825 does.
+ */
+const BASH_CODE_EXECUTION_TYPES: readonly string[] = ['code_execution_20250825', 'code_execution_20260120', 'code_execution_20260521'];
 
 /** Custom tools become function tools; typed vendor tools are sorted into server tools and refusals. */
 function mapTools(body: AnyBody, server: ServerToolEntry[]): FunctionTool[] {
@@ -231,7 +312,9 @@ function mapTools(body: AnyBody, server: ServerToolEntry[]): FunctionTool[] {
       return;
     }
     if (kind === 'code_execution') {
-      if (type !== CODE_EXECUTION_TYPE) throw unsupportedParameter(`tools[${i}].type`, `The code execution tool '${type}' is not offered: send '${CODE_EXECUTION_TYPE}' (Python programs).`);
+      if (type !== PYTHON_CODE_EXECUTION_TYPE && !BASH_CODE_EXECUTION_TYPES.includes(type)) {
+        throw unsupportedParameter(`tools[${i}].type`, `The code execution tool '${type}' is not offered: send one of ${[PYTHON_CODE_EXECUTION_TYPE, ...BASH_CODE_EXECUTION_TYPES].join(', ')}.`);
+      }
       if (server.some((e) => e.kind === kind)) throw invalidRequest('The code execution tool is offered more than once.', `tools[${i}].type`);
       server.push({ kind, type });
       return;
@@ -274,7 +357,7 @@ const effortForBudget = (budget: number): ReasoningEffort => (budget < 4_096 ? '
  * output cap after the key's. `files`: the stored files the blocks name, already read.
  */
 export function toChatRequest(body: AnyBody, model: ChatModel, maxTokens: number, files: ReadonlyMap<string, ResolvedFile>, signatures: ThinkingSignatures, accountId: string): MappedMessage {
-  const ctx: Ctx = { files, signatures, accountId, attachments: 0 };
+  const ctx: Ctx = { files, signatures, accountId, attachments: 0, pending: [] };
   const messages = mapMessages(body, ctx);
   const serverTools: ServerToolEntry[] = [];
   const tools = mapTools(body, serverTools);
@@ -301,5 +384,5 @@ export function toChatRequest(body: AnyBody, model: ChatModel, maxTokens: number
     ...(Array.isArray(b.stop_sequences) && b.stop_sequences.length ? { stop: b.stop_sequences } : {}),
     ...(model === 'agent-think' ? { reasoningEffort: effort } : {}),
   };
-  return { request, serverTools, attachments: ctx.attachments, thinking: !thinks || model !== 'agent-think' ? 'off' : thinking.display === 'omitted' ? 'omitted' : 'shown' };
+  return { request, serverTools, pending: ctx.pending, attachments: ctx.attachments, thinking: !thinks || model !== 'agent-think' ? 'off' : thinking.display === 'omitted' ? 'omitted' : 'shown' };
 }

@@ -145,3 +145,31 @@ test('the answer after several commands of the hosted or local shell says how ea
   );
   assert.equal(text(answer), 'The commands ran in order:\n1. `echo hi` printed: hi\n2. `exit 3` exited with code 3 and printed nothing.\n3. `sleep 9` timed out and printed nothing.');
 });
+
+// The messages surface's later code execution tools: a bash command, and a text editor whose `command` is an operation, not a shell command.
+const bashCodeExecution: FunctionTool = { name: 'bash_code_execution', parameters: { type: 'object', properties: { command: str }, required: ['command'] } };
+const textEditor: FunctionTool = {
+  name: 'text_editor_code_execution',
+  parameters: { type: 'object', properties: { command: { type: 'string', enum: ['view', 'create', 'str_replace'] }, path: str, file_text: str, old_str: str, new_str: str }, required: ['command', 'path'] },
+};
+
+test('a text editor tool creates, edits and views the file the message names; commands still go to the bash tool', async () => {
+  const tools = [bashCodeExecution, textEditor];
+  const ask = async (content: string) => call(await run([{ role: 'user', content }], tools));
+  assert.deepEqual(await ask("Create a file notes.txt containing 'hello world'"), { name: 'text_editor_code_execution', args: { command: 'create', path: 'notes.txt', file_text: 'hello world' } });
+  assert.deepEqual(await ask("Replace 'world' with 'there' in notes.txt"), { name: 'text_editor_code_execution', args: { command: 'str_replace', path: 'notes.txt', old_str: 'world', new_str: 'there' } });
+  assert.deepEqual(await ask('View the file notes.txt'), { name: 'text_editor_code_execution', args: { command: 'view', path: 'notes.txt' } });
+  assert.deepEqual(await ask('Show me src/app.py'), { name: 'text_editor_code_execution', args: { command: 'view', path: 'src/app.py' } });
+  assert.deepEqual(await ask('Run `cat notes.txt`'), { name: 'bash_code_execution', args: { command: 'cat notes.txt' } });
+  // Without the bash tool, the editor is never taken for a shell.
+  assert.equal((await run([{ role: 'user', content: 'Run `ls -la`' }], [textEditor])).some((p) => p.type === 'tool-input-start'), false);
+});
+
+test('fenced python with only a bash tool runs through python3, exactly as written', async () => {
+  const code = "print('EOF')\nprint(6 * 7)";
+  const c = call(await run([{ role: 'user', content: `Run this:\n\`\`\`python\n${code}\n\`\`\`` }], [bashCodeExecution]));
+  assert.equal(c.name, 'bash_code_execution');
+  const m = /^python3 - <<'(\w+)'\n([\s\S]*)\n\1$/.exec(c.args.command);
+  assert.ok(m, c.args.command);
+  assert.equal(m[2], code);
+});

@@ -11,7 +11,7 @@ const SHELL_NAME = /^(?:exec_command|shell|local_shell|bash|sh|run_command|run_s
 const SHELL_WORDS = /shell|exec|command|bash|terminal/i;
 const PATCH_NAME = /patch|edit_file|write_file|create_file/i;
 
-type Schema = { type?: unknown; properties?: Record<string, Schema>; required?: unknown; items?: Schema };
+type Schema = { type?: unknown; enum?: unknown; properties?: Record<string, Schema>; required?: unknown; items?: Schema };
 
 const props = (t: FunctionTool): Record<string, Schema> => ((t.parameters as Schema | undefined)?.properties ?? {}) as Record<string, Schema>;
 
@@ -20,7 +20,8 @@ function commandParam(t: FunctionTool): { name: string; form: 'string' | 'argv' 
   const p = props(t);
   for (const name of ['cmd', 'command', 'commands', 'script']) {
     const s = p[name];
-    if (!s) continue;
+    // A `command` of fixed values names an operation (a text editor's `view`), not something to run.
+    if (!s || Array.isArray(s.enum)) continue;
     if (s.type === 'array') return { name, form: name === 'commands' ? 'list' : 'argv' };
     return { name, form: 'string' };
   }
@@ -138,6 +139,30 @@ export function v4aDiff(edit: FileEdit): string {
 export function v4aPatch(edit: FileEdit): string {
   const header = edit.kind === 'create' ? `*** Add File: ${edit.path}` : `*** Update File: ${edit.path}`;
   return `*** Begin Patch\n${header}\n${v4aDiff(edit)}*** End Patch\n`;
+}
+
+/**
+ * A text editor tool (the messages surface's text_editor_code_execution, or a client's
+ * str_replace_based_edit_tool): `command` one of its operations, `path` the file.
+ */
+export function textEditorTool(tools: readonly FunctionTool[]): FunctionTool | undefined {
+  return tools.find((t) => {
+    const p = props(t);
+    return Array.isArray(p.command?.enum) && (p.command.enum as unknown[]).includes('str_replace') && p.path !== undefined;
+  });
+}
+
+const QUOTED_TEXT = String.raw`["'“‘\x60]([^"'”’\x60\n]{0,2000})["'”’\x60]`;
+
+/** The editor operation a message asks for: a file to create, a text to replace in one, a file to view; else undefined. */
+export function editorArgumentsFrom(message: string): Record<string, unknown> | undefined {
+  const edit = fileEditFrom(message);
+  if (edit?.kind === 'create') return { command: 'create', path: edit.path, file_text: edit.lines.join('\n') };
+  const replace = new RegExp(String.raw`\breplace\s+${QUOTED_TEXT}\s+with\s+${QUOTED_TEXT}\s+in\s+(?:the\s+)?(?:file\s+)?${PATH}`, 'i').exec(message);
+  if (replace && replace[1] !== '') return { command: 'str_replace', path: replace[3], old_str: replace[1], new_str: replace[2] };
+  const view = new RegExp(String.raw`\b(?:view|show(?:\s+me)?|display|open|read|cat|print)\s+(?:the\s+)?(?:contents?\s+of\s+(?:the\s+)?)?(?:file\s+)?${PATH}`, 'i').exec(message);
+  if (view) return { command: 'view', path: view[1] };
+  return undefined;
 }
 
 export function patchArguments(found: { tool: FunctionTool; form: 'operation' | 'freeform' }, edit: FileEdit): Record<string, unknown> {

@@ -10,12 +10,14 @@ import {
   commandArguments,
   commandFrom,
   computerTool,
+  editorArgumentsFrom,
   fileEditFrom,
   patchArguments,
   patchTool,
   screenActionsFrom,
   shellArguments,
   shellTool,
+  textEditorTool,
   timeoutFrom,
 } from './command-intent.ts';
 import { isGreeting } from './answer.ts';
@@ -145,10 +147,23 @@ function fencedCalls(input: ToolPlanInput, allowed: readonly FunctionTool[]): In
   if (shell && commands.length > 0) {
     found.push({ at: fences.findIndex((f) => SHELL_LANGS.has(f.lang)), intent: { tool: shell, args: shellArguments(shell, commands, timeoutFrom(input.message)?.ms) } });
   }
+  // Python where no interpreter is offered at all, but a shell is: python3 runs it there, as written.
+  const python = !codeInterpreterTool(input.tools) && shell ? pythonFromFences(fences) : undefined;
+  if (shell && python !== undefined) {
+    found.push({ at: fences.findIndex((f) => PYTHON_LANGS.has(f.lang)), intent: { tool: shell, args: shellArguments(shell, [pythonHeredoc(python)], timeoutFrom(input.message)?.ms) } });
+  }
   return found
     .sort((a, b) => a.at - b.at)
     .slice(0, input.parallelToolCalls ? 2 : 1)
     .map((f) => f.intent);
+}
+
+/** `python3` reading `code` from a here-document whose delimiter no line of the code is. */
+function pythonHeredoc(code: string): string {
+  const lines = new Set(code.split('\n'));
+  let delimiter = 'PYTHON';
+  for (let n = 1; lines.has(delimiter); n++) delimiter = `PYTHON${n}`;
+  return `python3 - <<'${delimiter}'\n${code}\n${delimiter}`;
 }
 
 /**
@@ -165,6 +180,9 @@ function intentCall(input: ToolPlanInput, allowed: readonly FunctionTool[]): Int
   const patch = patchTool(allowed);
   const edit = patch && fileEditFrom(input.message);
   if (patch && edit) return { tool: patch.tool, args: patchArguments(patch, edit) };
+  const editor = textEditorTool(allowed);
+  const operation = editor && editorArgumentsFrom(input.message);
+  if (editor && operation) return { tool: editor, args: operation };
   const computer = computerTool(allowed);
   const actions = computer && screenActionsFrom(input.message);
   if (computer && actions) return { tool: computer, args: { actions } };
