@@ -150,3 +150,26 @@ describe('server tools', () => {
     );
   });
 });
+
+describe('key switches per tool', () => {
+  test('server tools need no Function calling switch (as /v1/responses web_search); a custom tool does, named in the 403', async () => {
+    const { key } = await server.createKey({ permissions: {} });
+    const plain = new Anthropic({ apiKey: key, baseURL: `${server.origin}/api/messages`, maxRetries: 0 });
+    const m = await plain.messages.create({
+      model: 'agent',
+      max_tokens: 300,
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+      messages: [{ role: 'user', content: 'Search the web for the valley railway.' }],
+    });
+    assert.ok(m.content.some((b) => b.type === 'server_tool_use'));
+    await assert.rejects(
+      plain.messages.create({
+        model: 'agent',
+        max_tokens: 50,
+        tools: [{ type: 'web_search_20250305', name: 'web_search' }, { name: 'lookup', input_schema: { type: 'object', properties: {} } }],
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+      (e: unknown) => (e as { status?: number }).status === 403 && /tools\[1\]/.test((e as Error).message) && /function_calling/.test((e as Error).message),
+    );
+  });
+});
