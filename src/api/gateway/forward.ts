@@ -155,11 +155,15 @@ const isJson = (type: string | undefined) => type !== undefined && /^application
 
 const headerText = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
-/** The JSON body's fields (a large one parsed on the worker pool); {} when it is not a JSON object: the upstream judges it. */
+/**
+ * The JSON body's fields (a large one parsed on the worker pool, from a copy: the pool
+ * takes the buffer it is given, which would leave nothing to forward); {} when it is
+ * not a JSON object: the upstream judges it.
+ */
 async function readFields(request: FastifyRequest, body: Buffer): Promise<Fields> {
   let value: unknown;
   try {
-    value = body.length > LARGE_JSON_BYTES ? await request.server.jsonParsePool.parse(body, null, () => request.raw.socket?.destroyed ?? true) : parseJsonBody(body);
+    value = body.length > LARGE_JSON_BYTES ? await request.server.jsonParsePool.parse(Buffer.from(body), null, () => request.raw.socket?.destroyed ?? true) : parseJsonBody(body);
   } catch {
     return {};
   }
