@@ -11,7 +11,7 @@ import { newCall, type Call } from '../call.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { parseJsonBody } from './text.ts';
 import { JsonParsePool } from './parse-pool.ts';
-import { PieceReader, toPieces } from './pieces.ts';
+import { PIECE_BYTES, PieceReader, toPieces } from './pieces.ts';
 
 const pool = new JsonParsePool();
 after(() => pool.close());
@@ -51,6 +51,19 @@ describe('pieces', () => {
     // A string split inside a surrogate pair comes back whole.
     const emoji = '🙂'.repeat(1_000);
     assert.equal(roundTrip({ emoji, after: 1 }, 63).value && (roundTrip({ emoji, after: 1 }, 63).value as { emoji: string }).emoji, emoji);
+  });
+
+  test('a value of many small members is cut into pieces of about PIECE_BYTES, each step counted', () => {
+    // Counted by their members alone, 100,000 empty objects made pieces of 360 KB, each
+    // holding the event loop for tens of milliseconds to rebuild (the gateway, which
+    // rebuilds a large body whole, showed it in the bad-input gate).
+    for (const member of [{}, [], 0, null, 'x', { a: 1 }, [[]]]) {
+      const value = { model: 'm', many: Array.from({ length: 100_000 }, () => member) };
+      const pieces = toPieces(value);
+      const largest = Math.max(...pieces.map((p) => p.byteLength));
+      assert.ok(largest <= 1.5 * PIECE_BYTES, `${JSON.stringify(member)} × 100,000: a piece of ${largest} bytes`);
+      assert.deepEqual(roundTrip(value, PIECE_BYTES).value, value);
+    }
   });
 });
 
