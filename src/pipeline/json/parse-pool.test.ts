@@ -144,6 +144,17 @@ describe('the pool', () => {
     assert.ok(turns > 10, `${turns} turns of the event loop while 9 MB came back`);
   });
 
+  test('asked for some top-level fields, only those come back (a proxy reading a few of a large body rebuilds no more)', async () => {
+    const body = { messages: Array.from({ length: 50_000 }, () => ({})), model: 'm', max_tokens: 5, stream: true, __proto__x: 1 };
+    const bytes = Buffer.from(JSON.stringify(body));
+    assert.deepEqual(await pool.parse(bytes, null, undefined, undefined, ['model', 'max_tokens', 'missing']), { model: 'm', max_tokens: 5 });
+    // Not an object: the value as it is (the caller judges it); a refusal as ever.
+    assert.deepEqual(await pool.parse(Buffer.from(JSON.stringify([1, { model: 'm' }])), null, undefined, undefined, ['model']), [1, { model: 'm' }]);
+    await assert.rejects(pool.parse(Buffer.from('{"model":'), null, undefined, undefined, ['model']), (err: unknown) => err instanceof ApiError && err.status === 400);
+    // The picked value is an own member only: a field named like an inherited one is not found on the prototype.
+    assert.deepEqual(await pool.parse(Buffer.from('{"a":1}'), null, undefined, undefined, ['toString', 'a']), { a: 1 });
+  });
+
   test('a closed pool refuses with 503', async () => {
     const closed = new JsonParsePool();
     await closed.close();
