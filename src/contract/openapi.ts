@@ -118,6 +118,8 @@ function operation(c: EndpointContract, schemas: SchemaCollector, isPublic: bool
     },
     ...(isPublic ? { security: [] } : {}),
     ...(c.permission ? { 'x-permission': c.permission } : {}),
+    // Forwarded unchanged (the gateway): a client, and the bad-input gate, can tell its answers may be the upstream's.
+    ...(c.passthrough ? { 'x-passthrough': true } : {}),
   };
   if (c.passthrough && c.method === 'POST') {
     op.requestBody = {

@@ -1,6 +1,6 @@
 // The HTTP adapter of the one JSON parser (pipeline/json/text.ts): Fastify's
 // application/json parser, a large body going to the worker pool; on a root whose
-// bodies are raw (contract/roots.ts) a JSON body is left as its bytes.
+// bodies are raw (contract/roots.ts) a JSON or text body is left as its bytes.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { clientGone, JsonParsePool } from '../pipeline/json/parse-pool.ts';
@@ -36,5 +36,8 @@ export function installJsonBodyParser(app: FastifyInstance, pool = new JsonParse
       done(err as Error, undefined);
     }
   });
+  // Fastify's own reads text as UTF-8, which replaces bytes that are not: a raw root forwards them as they came.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer, done) => done(null, rawBodies(request) ? body : body.toString('utf8')));
 }
 

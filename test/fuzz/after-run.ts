@@ -1,6 +1,7 @@
 // Checks once the hostile requests are done: the admin API still works, the other
 // account's objects are as they were, and the database holds no row and no charge for
 // a refused request.
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.ts';
 import type { Outcome } from './checks.ts';
@@ -38,6 +39,27 @@ export async function othersUnchanged(origin: string, keyB: string, objects: rea
 }
 
 /**
+ * The gateway's forwarded request bodies as its upstream received them (`received`: their
+ * SHA-256): byte for byte what the caller sent. Judged for plainly framed requests (the
+ * case did not frame the body itself) that reached the upstream: answered 2xx, or its
+ * refusal passed through.
+ */
+export function forwardedUnchanged(sent: readonly { c: Case; outcome: Outcome; disturbed?: boolean; websocket?: true }[], received: ReadonlySet<string>): string[] {
+  const changed: string[] = [];
+  for (const s of sent) {
+    const { op } = s.c;
+    if (s.disturbed || s.websocket || !op.passthrough || op.method !== 'POST' || s.outcome.status === null || !(s.outcome.status < 300 || s.outcome.upstream)) continue;
+    const req = s.c.build();
+    const framed = req.frame === 'none' || req.endAfterWrite || req.headers.some(([n]) => ['content-length', 'transfer-encoding'].includes(n.toLowerCase()));
+    if (!req.body?.length || framed || req.method !== 'POST') continue;
+    if (!received.has(createHash('sha256').update(req.body).digest('hex'))) {
+      changed.push(`${s.c.category} ${op.id} (${s.c.note.slice(0, 100)}): answered ${s.outcome.status}, but the upstream never received the ${req.body.length} bytes sent`);
+    }
+  }
+  return changed;
+}
+
+/**
  * The ledger and object tables against the answers: what a 2xx answer named may have
  * been written and charged; nothing else. A's and B's balances: set-up's minus the
  * charges of their 2xx requests.
@@ -61,9 +83,11 @@ export async function ledgerAfter(
     before: run.before,
     ok: ids((status) => status < 300),
     refused: ids((status) => status >= 400),
+    upstreamRefused: new Set(outcomes.filter((o) => o.upstream && o.requestId).map((o) => o.requestId!)),
     named: new Set([...outcomes.flatMap((o) => (o.status !== null && o.status < 300 ? o.ids : [])), ...run.alsoNamed]),
     fixedAccounts,
-    adminPosts: run.answered.filter((s) => s.c.op.surface === 'admin' && s.c.op.method === 'POST' && (s.outcome.status ?? 999) < 300).length,
+    // (and the accounts made after the run, each with its grant)
+    adminPosts: run.answered.filter((s) => s.c.op.surface === 'admin' && s.c.op.method === 'POST' && (s.outcome.status ?? 999) < 300).length + run.alsoNamed.length,
     ...(run.blobDir ? { blobDir: run.blobDir } : {}),
     ...(run.websocketKeyId ? { websocket: { keyId: run.websocketKeyId, ran: run.answered.filter((s) => s.websocket && s.outcome.status === 200).length } } : {}),
   });

@@ -275,16 +275,31 @@ const MESSAGES_VALID: Record<string, unknown[]> = {
   betas: [['fz-beta-2025-01-01']],
 };
 
+/**
+ * The gateway's forwarded bodies have no schema: fields its upstream takes, with values
+ * it takes, so valid requests come whole and streamed (`stream: true`), and some it
+ * refuses (an output cap past the model's).
+ */
+const GATEWAY_VALID: Record<string, unknown[]> = {
+  stream: [true, false],
+  max_tokens: [1, 64, 1_000_000],
+  temperature: [0, 1.2],
+  usage: [{ include: true }],
+  user: ['fz-user'],
+};
+
 function validArb(ctx: Ctx): fc.Arbitrary<Case> {
   const { world, op } = ctx;
   const who = whoFor(op);
   const required = new Set(op.body!.required);
   // Fields whose value is an id or a name are left to the base body (they must exist / be unique).
-  const optional = Object.entries(ctx.properties).filter(([n]) => !required.has(n) && !n.endsWith('_id') && n !== 'name' && n !== 'model');
+  const optional: [string, JsonSchema][] = Object.entries(ctx.properties).filter(([n]) => !required.has(n) && !n.endsWith('_id') && n !== 'name' && n !== 'model');
+  if (op.passthrough) optional.push(...Object.keys(GATEWAY_VALID).map((n): [string, JsonSchema] => [n, {}]));
   const messages = op.surface === 'messages';
   // The messages root has many optional fields: each is sent less often there, so some bodies stay plain.
   const fieldArbs = optional.map(([n, s]) => {
-    const value = messages && MESSAGES_VALID[n] ? fc.constantFrom(...MESSAGES_VALID[n]) : plausibleArb(ctx, s, n);
+    const known = messages ? MESSAGES_VALID[n] : op.passthrough ? GATEWAY_VALID[n] : undefined;
+    const value = known ? fc.constantFrom(...known) : plausibleArb(ctx, s, n);
     const maybe = messages ? fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: value, weight: 1 }) : fc.option(value, { nil: undefined, freq: 3 });
     return maybe.map((v) => [n, v] as const);
   });

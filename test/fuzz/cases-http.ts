@@ -130,6 +130,12 @@ function contentTypeCategories(world: World, op: Operation): Partial<Record<Cate
       mk('content-type', op, who, `Content-Type: ${ct} with a JSON body`, hasBody ? { refuse: true } : {}, () => request(world, op, who, { body: body(), headers: [['Content-Type', ct]] })),
     ),
     fc.constantFrom(...ODD_JSON).map((ct) => mk('content-type', op, who, `Content-Type: ${JSON.stringify(ct)}`, {}, () => request(world, op, who, { body: body(), headers: [['Content-Type', ct]] }))),
+    // Text, as a parser for it would read it: bytes that are not UTF-8 must reach a proxy's upstream unchanged all the same.
+    fc.constant(
+      mk('content-type', op, who, 'Content-Type: text/plain with bytes that are not UTF-8', hasBody ? { refuse: true } : {}, () =>
+        request(world, op, who, { body: Buffer.concat([Buffer.from('{"fz":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('"}')]), headers: [['Content-Type', 'text/plain; charset=utf-8']] }),
+      ),
+    ),
     fc.constant(mk('content-type', op, who, 'a JSON body without Content-Type', hasBody ? { refuse: true } : {}, () => request(world, op, who, { body: body(), headers: [['Content-Type', null]] }))),
     fc.constant(
       mk('content-type', op, who, 'Content-Type twice (json, text/plain)', {}, () =>
@@ -214,6 +220,12 @@ function headerVariants(op: Operation): HeaderVariant[] {
     { note: 'Content-Encoding: gzip on a plain body', expect: {}, build: (b) => withHeaders(b, [['Content-Encoding', 'gzip']]) },
     { note: 'Expect: 100-continue', expect: {}, build: (b) => withHeaders(b, [['Expect', '100-continue']]) },
     { note: 'Expect: fz-unknown', expect: {}, build: (b) => withHeaders(b, [['Expect', 'fz-unknown']]) },
+    // Headers about the caller's connection and route to us, or its credentials elsewhere: a proxy (the gateway) must not pass them on.
+    { note: 'Connection: keep-alive, X-Fz-Hop with X-Fz-Hop', expect: {}, build: (b) => withHeaders(b, [['Connection', 'keep-alive, X-Fz-Hop'], ['X-Fz-Hop', '1']]) },
+    { note: 'TE: trailers and Keep-Alive: timeout=5', expect: {}, build: (b) => withHeaders(b, [['TE', 'trailers'], ['Keep-Alive', 'timeout=5']]) },
+    { note: 'Proxy-Authorization and Cookie', expect: {}, build: (b) => withHeaders(b, [['Proxy-Authorization', 'Basic Zno6Zno='], ['Cookie', 'session=fz']]) },
+    { note: 'Forwarded and X-Forwarded-For/-Host/-Proto', expect: {}, build: (b) => withHeaders(b, [['Forwarded', 'for=203.0.113.9;host=evil.example'], ['X-Forwarded-For', '203.0.113.9'], ['X-Forwarded-Host', 'evil.example'], ['X-Forwarded-Proto', 'gopher']]) },
+    { note: 'Accept-Encoding: gzip, br', expect: {}, build: (b) => withHeaders(b, [['Accept-Encoding', 'gzip, br']]) },
     { note: 'a header name with a space', expect: parser, build: (b) => withHeaders(b, [['X Fz', '1']]) },
     { note: 'a header line without a colon', expect: parser, build: (b) => withHeaders(b, [['', 'X-Fz-No-Colon']]) },
     { note: 'an obs-fold continuation line', expect: parser, build: (b) => withHeaders(b, [['X-Fz', 'a\r\n folded']]) },
@@ -313,6 +325,8 @@ function httpCategories(world: World, op: Operation): Partial<Record<Category, f
       { note: 'lower-case bearer', headers: [['Authorization', `bearer ${world.secrets[who]}`]], ok: true },
     ];
     const [a, b] = [world.secrets.A, world.secrets.B];
+    // The gateway takes the key in x-api-key too; it must not reach the upstream (the fake upstream checks).
+    if (op.surface === 'gateway') variants.push({ note: 'key A in x-api-key only', headers: [['Authorization', null], ['x-api-key', a]], ok: true });
     if (op.surface === 'messages') {
       // Its clients send the key in x-api-key (or Authorization).
       variants.push(
@@ -385,8 +399,32 @@ function httpCategories(world: World, op: Operation): Partial<Record<Category, f
     }
   }
 
+  // The gateway's /generation by id: key A's requests are not account B's to read, and the reverse.
+  if (op.surface === 'gateway' && op.auth === 'key' && 'id' in op.query) {
+    const B = world.gatewayB;
+    const attacks = [...world.generations.A.map((id) => ({ as: 'B' as const, id })), ...world.generations.B.map((id) => ({ as: 'A' as const, id }))];
+    if (attacks.length) {
+      out['other-account'] = fc.constantFrom(...attacks).map((x) =>
+        mk('other-account', op, x.as, `key ${x.as === 'B' ? "B's gateway key" : 'A'} on ?id=${x.id}, which only key ${x.as === 'B' ? 'A' : "B's gateway key"} made`, { status: 404 }, () =>
+          request(world, op, x.as, { query: `id=${enc(x.id)}`, ...(x.as === 'B' ? { headers: [['Authorization', `Bearer ${B}`]] } : {}) }),
+        ),
+      );
+    }
+  }
+
   // The limited key: a model it may not use, or an endpoint whose switch it lacks.
-  if (op.surface === 'messages') {
+  if (op.surface === 'gateway' && op.auth === 'key') {
+    // Key B has no AI gateway switch: refused before anything is forwarded. B's gateway key lacks the endpoint's family switch.
+    const variants = [mk('limited-key', op, 'B', "key B lacks the 'ai_gateway' switch", { status: 403, code: 'gateway_not_allowed' }, () => baseRequest(world, op, 'B', { path: ownPath(world, op, 'B') }))];
+    if (op.permission) {
+      variants.push(
+        mk('limited-key', op, 'B', `B's gateway key lacks the '${op.permission}' switch`, { status: 403, code: 'model_not_allowed' }, () =>
+          baseRequest(world, op, 'B', { path: ownPath(world, op, 'B'), headers: [['Authorization', `Bearer ${world.gatewayB}`]] }),
+        ),
+      );
+    }
+    out['limited-key'] = fc.constantFrom(...variants);
+  } else if (op.surface === 'messages') {
     // The root's own model names (any other name runs on its configured model, which key B may use).
     const hasModel = op.body !== null && 'model' in schemasOf(world, op).objectShape(op.body.schema).properties;
     const forbidden = world.messagesModels.A.filter((m) => !world.messagesModels.B.includes(m));

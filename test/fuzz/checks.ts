@@ -1,10 +1,12 @@
 // The invariants of every answer: no 5xx; a 4xx in its root's error shape with
-// X-Request-Id (/v1 and /admin/v1: {error: {message, type, param, code}}; the messages
-// root: the vendor's {type: "error", error: {type, message}, request_id}, its type as the
-// status says, request_id and a `request-id` header equal to X-Request-Id on every
-// answer); and the case's own expectations (refused, status, code, the field at fault:
-// in `param`, or on the messages root, whose shape has none, named in the message).
-import { MESSAGES } from '../../src/contract/roots.ts';
+// X-Request-Id (/v1, /admin/v1 and the gateway: {error: {message, type, param, code}};
+// the messages root: the vendor's {type: "error", error: {type, message}, request_id},
+// its type as the status says, request_id and a `request-id` header equal to
+// X-Request-Id on every answer; on the gateway's forwarded operations the upstream's
+// own refusal {error: {code, message, metadata}} too, passed through, and X-Request-Id
+// on every answer); and the case's own expectations (refused, status, code, the field at
+// fault: in `param`, or on the messages root, whose shape has none, named in the message).
+import { GATEWAY, MESSAGES } from '../../src/contract/roots.ts';
 import type { Case } from './case.ts';
 import type { RawResult } from './raw-http.ts';
 
@@ -36,6 +38,8 @@ export interface Outcome {
   code: string | undefined;
   /** the root whose shape the answer must take: the one the request's path is under */
   shape: 'reference' | 'messages';
+  /** a refusal of the gateway's upstream, passed through (its shape, not ours): it may have held credits, never charged them */
+  upstream?: true;
   /** the first bytes of the answer, for reproductions */
   preview: string;
   /** a close without an answer that the case tolerates (HTTP-level garbage) */
@@ -121,12 +125,30 @@ export function messageNames(message: string, field: string, exact: boolean): bo
   return at.test(message);
 }
 
-const MESSAGES_PREFIX = MESSAGES.prefix;
-
-/** The root the target's path is under (an absolute-form target by its path). */
-function shapeOf(target: string): 'reference' | 'messages' {
+/** Is the target's path under `prefix` (an absolute-form target by its path)? */
+function under(target: string, prefix: string): boolean {
   const path = target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
-  return path === MESSAGES_PREFIX || path.startsWith(`${MESSAGES_PREFIX}/`) || path.startsWith(`${MESSAGES_PREFIX}?`) ? 'messages' : 'reference';
+  return path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`);
+}
+
+/** The root the target's path is under. */
+const shapeOf = (target: string): 'reference' | 'messages' => (under(target, MESSAGES.prefix) ? 'messages' : 'reference');
+
+/**
+ * The upstream aggregator's refusal, which the gateway passes through as it came:
+ * `{error: {code, message, metadata?}}` with `code` its status. Ours always carry `type`
+ * and `param` (and a string code), so the two cannot be taken for each other.
+ */
+function upstreamShape(body: Buffer, status: number): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return false;
+  }
+  const e = (parsed as { error?: Record<string, unknown> } | null)?.error;
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) return false;
+  return e.code === status && typeof e.message === 'string' && !('type' in e) && !('param' in e) && (e.metadata === undefined || (typeof e.metadata === 'object' && !Array.isArray(e.metadata)));
 }
 
 const ID_PATTERN = /"id"\s*:\s*"([^"\\]{1,200})"/g;
@@ -162,6 +184,9 @@ export function judge(c: Case, result: RawResult, method: string, target: string
     return out;
   }
   if (status >= 500) v('5xx', `status ${status}`);
+  const gateway = under(target, GATEWAY.prefix);
+  // The gateway's answers, its forwarded ones (the upstream's status and body) included, all carry our request id.
+  if (gateway && status < 400 && !out.requestId) v('no-request-id', 'no X-Request-Id header on a gateway answer');
   // The vendor's SDKs read `request-id`: on every answer of the root, equal to X-Request-Id.
   if (shape === 'messages' && headers['request-id'] !== out.requestId) v('no-request-id', `request-id header ${JSON.stringify(headers['request-id'] ?? null)}, X-Request-Id ${JSON.stringify(out.requestId)}`);
   let message: string | undefined;
@@ -176,6 +201,11 @@ export function judge(c: Case, result: RawResult, method: string, target: string
         out.code = checked.value.error.type;
         message = checked.value.error.message;
       }
+    } else if (method !== 'HEAD' && gateway && c.op.passthrough && status < 500 && upstreamShape(body, status)) {
+      // The upstream judged the forwarded request: its refusal passes through, our code and param are not in it.
+      inShape = true;
+      out.upstream = true;
+      out.code = `(the upstream's ${status})`;
     } else if (method !== 'HEAD') {
       const checked = errorShape(body);
       if (!checked.ok) v('shape', checked.why);

@@ -65,6 +65,12 @@ export interface RunFacts {
   ok: Set<string>;
   /** X-Request-Id of every 4xx answer */
   refused: Set<string>;
+  /**
+   * X-Request-Id of the gateway's answers that are its upstream's refusal: the credits
+   * were held before the request was forwarded, so a released entry (nothing charged) is
+   * their ledger's due; a charge is still a leak.
+   */
+  upstreamRefused?: Set<string>;
   /** every id a 2xx answer named */
   named: Set<string>;
   /** accounts whose grants all happened in set-up (A and B) */
@@ -105,7 +111,11 @@ export async function checkLedger(db: Kysely<Database>, facts: RunFacts): Promis
         f.charged[r.account_id] = (f.charged[r.account_id] ?? 0) + r.charged;
         continue;
       }
+      if (r.charged === 0 && r.status === 'released' && facts.upstreamRefused?.has(r.request_id)) continue;
       const activity = await db.selectFrom('activity').select(['method', 'endpoint', 'status', 'error_code']).where('request_id', '=', r.request_id).executeTakeFirst();
+      // Its client went away before the answer (a case that broke its own connection, and saw the parser's answer to
+      // the rest of its bytes instead): a hold released with nothing charged is what that leaves.
+      if (r.charged === 0 && r.status === 'released' && activity?.status === 499 && !facts.refused.has(r.request_id)) continue;
       if (facts.websocket && r.key_id === facts.websocket.keyId && activity && activity.status < 400 && !facts.refused.has(r.request_id)) {
         ranOverWebSocket++;
         f.charged[r.account_id] = (f.charged[r.account_id] ?? 0) + r.charged;

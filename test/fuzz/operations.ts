@@ -1,13 +1,14 @@
 // The operations to fuzz, from each root's own OpenAPI document on the running server:
 // /v1/openapi.json (with /v1/capabilities for the refused fields, which the OpenAPI
-// document leaves out), /admin/v1/openapi.json and /api/messages/v1/openapi.json (its
+// document leaves out), /admin/v1/openapi.json, /api/messages/v1/openapi.json (its
 // refused fields classified from its contract tables as /v1/capabilities does, since
-// that root publishes no capabilities document). An endpoint joins by being in its
+// that root publishes no capabilities document) and /api/gateway/v1/openapi.json (its
+// forwarded operations marked `x-passthrough`). An endpoint joins by being in its
 // root's contract.
 import type { JsonSchema } from './json-schema.ts';
 
-/** The roots: the compatible API, the operator's API, the messages-style (vendor-compatible) API. */
-export type Surface = 'v1' | 'admin' | 'messages';
+/** The roots: the compatible API, the operator's API, the messages-style (vendor-compatible) API, the gateway. */
+export type Surface = 'v1' | 'admin' | 'messages' | 'gateway';
 
 export interface Operation {
   surface: Surface;
@@ -27,6 +28,8 @@ export interface Operation {
   limited: string[];
   auth: 'key' | 'admin' | 'none';
   permission: string | null;
+  /** Forwarded unchanged to an upstream (the gateway's `x-passthrough`): the upstream judges the body, and its errors pass through. */
+  passthrough: boolean;
 }
 
 export interface OpenApiDoc {
@@ -39,6 +42,7 @@ interface OpenApiOp {
   parameters?: { name: string; in: string; schema: JsonSchema }[];
   requestBody?: { content: Record<string, { schema: JsonSchema }> };
   'x-permission'?: string;
+  'x-passthrough'?: boolean;
 }
 export interface Capabilities {
   unsupported_fields: Record<string, Record<string, string>>;
@@ -76,6 +80,7 @@ export function rootOperations(doc: OpenApiDoc, surface: Surface, prefix: string
         // An operation with `security: []` is answered without a key or token.
         auth: Array.isArray(op.security) && op.security.length === 0 ? 'none' : surface === 'admin' ? 'admin' : 'key',
         permission: op['x-permission'] ?? null,
+        passthrough: op['x-passthrough'] === true,
       });
     }
   }

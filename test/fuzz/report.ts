@@ -17,6 +17,8 @@ export interface Summary {
   othersChanged: string[];
   prototype: string[];
   adminAfter: string[];
+  /** what the gateway's fake upstream saw that it must not (a caller's key) */
+  upstream: string[];
   exits: string[];
   healthz: HealthzStats;
   /** the same figures without the windows of hangs and restarts */
@@ -37,6 +39,7 @@ export function problemCount(s: Summary): number {
     s.othersChanged.length +
     s.prototype.length +
     s.adminAfter.length +
+    s.upstream.length +
     s.exits.length +
     s.incidents.length +
     // A slow poll is a finding when a request in flight then stalls /healthz again replayed
@@ -69,6 +72,7 @@ export function renderReport(s: Summary): string {
     ...listed('books unbalanced', l.booksUnbalanced),
     ...listed("other account's objects changed", s.othersChanged),
     ...listed('Object.prototype', s.prototype),
+    ...listed("the gateway's upstream saw", s.upstream),
     ...listed('exits', s.exits),
     ...listed(
       `/healthz stalls outside hangs (polls over ${HEALTHZ_BOUND_MS} ms or failed, merged; longest first)`,
@@ -110,6 +114,14 @@ function statusCounts(sent: readonly Sent[]): Record<string, number> {
   return counts;
 }
 
+/** The gateway's answers by status, its upstream's refusals (passed through) counted apart. */
+function gatewayLine(sent: readonly Sent[]): string {
+  const mine = sent.filter((x) => x.c.op.surface === 'gateway');
+  const counts = Object.entries(statusCounts(mine)).sort(([a], [b]) => a.localeCompare(b));
+  const upstream = mine.filter((x) => x.outcome.upstream).length;
+  return mine.length ? `${counts.map(([k, v]) => `${k}: ${n(v)}`).join(', ')} (the upstream's refusals among them: ${n(upstream)})` : 'none sent';
+}
+
 function violationCount(sent: readonly Sent[], kinds: readonly string[]): number {
   return sent.filter((s) => !s.disturbed && s.outcome.violations.some((v) => kinds.includes(v.kind))).length;
 }
@@ -123,6 +135,7 @@ function summaryTable(s: Summary): string {
     ['by category (count, mean ms)', categoryLine(s.sent)],
     ['by root', surfaceLine(judged)],
     ['messages root by status', Object.entries(statusCounts(s.sent.filter((x) => x.c.op.surface === 'messages'))).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}: ${n(v)}`).join(', ') || 'none sent'],
+    ['gateway by status', gatewayLine(s.sent)],
     ['5xx', n(violationCount(judged, ['5xx']))],
     ['shape violations', n(violationCount(judged, ['shape', 'no-request-id']))],
     ['no answer (well-formed request)', n(violationCount(judged, ['no-answer']))],
@@ -138,6 +151,7 @@ function summaryTable(s: Summary): string {
     ["other account's objects changed", n(s.othersChanged.length)],
     ['Object.prototype changes', n(s.prototype.length)],
     ['admin API after the run', s.adminAfter.length ? s.adminAfter.join('; ') : 'ok'],
+    ["the gateway's upstream", s.upstream.length ? `${n(s.upstream.length)} problems` : 'saw the upstream key, never a caller\'s'],
     ['hangs / exits of the server', `${n(s.incidents.length)} (restarts: ${n(s.exits.length)})`],
     ['/healthz', healthzLine(s.healthz)],
     ['/healthz outside hangs', `${healthzLine(s.healthzCalm)}; stalls: ${n(s.healthzCalm.stalls.length)}`],
@@ -227,7 +241,7 @@ function categoryLine(sent: readonly Sent[]): string {
 
 /** Per root (the operation's): requests, 5xx, shape violations. */
 function surfaceLine(judged: readonly Sent[]): string {
-  return (['v1', 'admin', 'messages'] as const)
+  return (['v1', 'admin', 'messages', 'gateway'] as const)
     .map((surface) => {
       const of = judged.filter((x) => x.c.op.surface === surface);
       return `${surface} ${n(of.length)} (5xx ${n(violationCount(of, ['5xx']))}, shape ${n(violationCount(of, ['shape', 'no-request-id']))})`;

@@ -1,6 +1,7 @@
 // What the generators know after set-up: the operations, the keys, the ids each key
 // can see, and how to build a valid request for an operation, which the hostile
 // categories then break in one place.
+import { FAKE_MODELS } from './fake-aggregator.ts';
 import { minimalInstance, type JsonSchema, type Picker, type SchemaSet } from './json-schema.ts';
 import type { Operation } from './operations.ts';
 import type { RawRequest } from './raw-http.ts';
@@ -21,16 +22,26 @@ export interface World {
   v1: SchemaSet;
   admin: SchemaSet;
   messages: SchemaSet;
+  gateway: SchemaSet;
   ops: Operation[];
   secrets: Record<Who, string>;
   /** the model ids GET /v1/models lists for A and for B */
   models: { A: string[]; B: string[] };
   /** the model ids GET /api/messages/v1/models lists for A and for B */
   messagesModels: { A: string[]; B: string[] };
+  /**
+   * The gateway root: the secret of a key of account B with the AI gateway switch (key B
+   * has none), and the ids of requests key A and that key made through it (upstream
+   * generation ids and request ids), each only the maker's to read at /generation.
+   */
+  gatewayB: string;
+  generations: { A: string[]; B: string[] };
   /** path-param values by collection path (e.g. /v1/chat/completions) */
   ids: Map<string, IdPool>;
   /** operation id → the base request answered 2xx during set-up (param expectations need that) */
   baseOk: Map<string, boolean>;
+  /** operation id → the query its base request carries (an id a lookup needs, such as the gateway's /generation?id=) */
+  baseQuery: Map<string, string>;
   bodyLimit: number;
   seq: { n: number };
 }
@@ -75,6 +86,14 @@ const BASE_EXTRAS: Record<string, Record<string, unknown>> = {
   // The schema's minimal message has empty content, and its minimal max_tokens (1) leaves no room for an answer.
   'messages:messages_post': { messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 },
   'messages:messages_count_tokens_post': { messages: [{ role: 'user', content: 'hi' }] },
+  // The gateway's forwarded bodies have no schema (the upstream judges them): a request its fake upstream takes.
+  gatewayChatCompletions: { model: FAKE_MODELS.chat, messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 },
+  gatewayCompletions: { model: FAKE_MODELS.chat, prompt: 'hi', max_tokens: 16 },
+  gatewayEmbeddings: { model: FAKE_MODELS.embeddings, input: 'hi' },
+  gatewaySpeech: { model: FAKE_MODELS.speech, input: 'hi', voice: 'alloy' },
+  gatewayTranscriptions: { model: FAKE_MODELS.transcription, input_audio: { data: Buffer.from('RIFF fake wav').toString('base64'), format: 'wav' } },
+  gatewayImages: { model: FAKE_MODELS.image, prompt: 'a lighthouse' },
+  gatewayImagesOperation: { model: FAKE_MODELS.image, prompt: 'a lighthouse' },
 };
 
 export function baseBody(world: World, op: Operation, who: Who): Record<string, unknown> {
@@ -165,7 +184,8 @@ export function request(
   who: Who,
   opts: { path?: string; query?: string; body?: Buffer | null; headers?: [string, string | null][]; extraHeaders?: [string, string][]; method?: string } = {},
 ): RawRequest {
-  const target = (opts.path ?? ownPath(world, op, who)) + (opts.query ? `?${opts.query}` : '');
+  const query = opts.query ?? world.baseQuery.get(op.id);
+  const target = (opts.path ?? ownPath(world, op, who)) + (query ? `?${query}` : '');
   const ownAuth = (opts.headers ?? []).some(([n]) => AUTH_HEADERS.has(n.toLowerCase()));
   let headers: [string, string][] = ownAuth ? [] : [authHeader(world, op, who, target, opts.body ?? null)];
   if (opts.body) headers.push(['Content-Type', 'application/json']);

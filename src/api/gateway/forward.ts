@@ -53,7 +53,7 @@ export async function forward(services: Services, deps: GatewayDeps, request: Fa
   const call = request.state;
   const signal = callSignal(call);
   const body = bodyBytes(request.body);
-  const fields = body && isJson(request.headers['content-type']) ? await readFields(request, body) : {};
+  const fields = body && isJson(request.headers['content-type']) ? await readFields(request, body, key.permissions.moderate) : {};
   if (typeof fields.model === 'string') call.model = fields.model.slice(0, 256);
   const contract = call.route!.contract!;
   if (key.permissions.moderate) await moderateInput(services, key, inputsOf(contract.path, fields), signal, call);
@@ -161,11 +161,22 @@ const isJson = (type: string | undefined) => type !== undefined && /^application
 
 const headerText = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
-/** The JSON body's fields (a large one parsed on the worker pool); {} when it is not a JSON object: the upstream judges it. */
-async function readFields(request: FastifyRequest, body: Buffer): Promise<Fields> {
+/** The fields read for the reservation; the inputs, too, when they are moderated. */
+const RESERVE_FIELDS = ['model', 'stream', 'max_tokens', 'max_completion_tokens'] as const;
+const INPUT_FIELDS = ['messages', 'prompt', 'input'] as const;
+
+/**
+ * The JSON body's fields (a large one parsed on the worker pool, from a copy: the pool
+ * takes the buffer it is given, which would leave nothing to forward; and only the
+ * fields read come back from it); {} when it is not a JSON object: the upstream judges it.
+ */
+async function readFields(request: FastifyRequest, body: Buffer, moderated: boolean): Promise<Fields> {
   let value: unknown;
   try {
-    value = body.length > LARGE_JSON_BYTES ? await request.server.jsonParsePool.parse(body, null, () => request.raw.socket?.destroyed ?? true) : parseJsonBody(body);
+    value =
+      body.length > LARGE_JSON_BYTES
+        ? await request.server.jsonParsePool.parse(Buffer.from(body), null, () => request.raw.socket?.destroyed ?? true, undefined, moderated ? [...RESERVE_FIELDS, ...INPUT_FIELDS] : RESERVE_FIELDS)
+        : parseJsonBody(body);
   } catch {
     return {};
   }

@@ -60,6 +60,7 @@ interface Job {
   bytes: Buffer;
   endpoint: number | null;
   noun: string | undefined;
+  pick: readonly string[] | undefined;
   /** True once the client has gone: the body is not parsed. */
   gone: () => boolean;
   resolve(reply: ParseReply): void;
@@ -93,10 +94,12 @@ export class JsonParsePool {
    * The parsed body, or, for a JSON endpoint of the registry, a CheckedBody (what its
    * contract check found, for checkCall). Throws the parser's ApiError for a body it
    * refuses, as parseJsonBody does (`noun`: what its errors call the text, as parseJsonText's).
+   * `pick` (no contract): of an object, only those top-level fields come back, so a
+   * caller that reads a few (the gateway) rebuilds no more of a large body than that.
    */
-  async parse(bytes: Buffer, contract: EndpointContract | null | undefined, gone: () => boolean = () => false, noun?: string): Promise<unknown> {
+  async parse(bytes: Buffer, contract: EndpointContract | null | undefined, gone: () => boolean = () => false, noun?: string, pick?: readonly string[]): Promise<unknown> {
     const endpoint = contract && contract.body?.type === 'json' ? (REGISTERED.get(contract) ?? null) : null;
-    const reply = await this.run(bytes, endpoint, gone, noun);
+    const reply = await this.run(bytes, endpoint, gone, noun, endpoint === null ? pick : undefined);
     if ('refused' in reply) throw rebuild(reply.refused);
     if ('failed' in reply) throw new Error(`parsing a JSON body on a worker thread failed: ${reply.failed}`);
     const reader = new PieceReader();
@@ -111,13 +114,13 @@ export class JsonParsePool {
     return new CheckedBody({ ...found, result });
   }
 
-  private run(bytes: Buffer, endpoint: number | null, gone: () => boolean, noun: string | undefined): Promise<ParseReply> {
+  private run(bytes: Buffer, endpoint: number | null, gone: () => boolean, noun: string | undefined, pick: readonly string[] | undefined): Promise<ParseReply> {
     if (this.closed) return Promise.reject(serviceUnavailable('The service is shutting down.'));
     if (this.queuedBytes + bytes.length > this.options.maxQueuedBytes && this.queue.length > 0) {
       return Promise.reject(serviceUnavailable('The service is busy with other large request bodies; try again shortly.'));
     }
     return new Promise<ParseReply>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, bytes, endpoint, noun, gone, resolve, reject });
+      this.queue.push({ id: this.nextId++, bytes, endpoint, noun, pick, gone, resolve, reject });
       this.queuedBytes += bytes.length;
       this.dispatch();
     });
@@ -141,7 +144,7 @@ export class JsonParsePool {
       // Transferred, not copied: the body's own buffer (Fastify copies every body into a fresh one).
       const own = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
       const bytes = own ? (b.buffer as ArrayBuffer) : (b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
-      const message: ParseJob = { id: job.id, bytes, endpoint: job.endpoint, noun: job.noun };
+      const message: ParseJob = { id: job.id, bytes, endpoint: job.endpoint, noun: job.noun, ...(job.pick ? { pick: job.pick } : {}) };
       slot.worker.postMessage(message, [bytes]);
     }
   }

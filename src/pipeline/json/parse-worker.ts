@@ -1,7 +1,8 @@
 // A worker thread of parse-pool.ts: parses a large JSON body with the one parser
 // (text.ts: UTF-8, depth, prototype keys) and, for an endpoint of the contract
-// registry, runs the body checks that do not depend on the key (examineJsonBody); the
-// result goes back in pieces (pieces.ts), a refusal as the ApiError's fields.
+// registry, runs the body checks that do not depend on the key (examineJsonBody), or
+// keeps only the top-level fields asked for; the result goes back in pieces (pieces.ts),
+// a refusal as the ApiError's fields.
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
@@ -21,6 +22,8 @@ export interface ParseJob {
   endpoint: number | null;
   /** What the parser's errors call the text (parseJsonText's `noun`). */
   noun?: string;
+  /** Of an object, only these top-level fields go back (no endpoint). */
+  pick?: readonly string[];
 }
 
 export interface ApiErrorFields {
@@ -56,6 +59,11 @@ function run(job: ParseJob): ParseReply {
     } catch {
       // A checked value the structured clone cannot carry: the body goes back unchecked, and is checked on the event loop.
     }
+  }
+  if (job.pick && typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const picked: Record<string, unknown> = {};
+    for (const name of job.pick) if (Object.hasOwn(body, name)) picked[name] = (body as Record<string, unknown>)[name];
+    body = picked;
   }
   return { id: job.id, pieces: toPieces(body), checked: false };
 }

@@ -14,6 +14,13 @@ import v8 from 'node:v8';
 /** About how much of the value one piece holds (an estimate of its serialized size). */
 export const PIECE_BYTES = 128 * 1024;
 
+/**
+ * What a step costs in a piece besides its value (the step's own array, its kind and
+ * key): counted, so a value of many small members (100,000 `{}`) is not cut into pieces
+ * three times the size meant, each a long rebuild on the event loop.
+ */
+const STEP_BYTES = 8;
+
 const LEAF = 0;
 const OPEN = 1;
 const CLOSE = 2;
@@ -85,13 +92,14 @@ export function toPieces(value: unknown, pieceBytes = PIECE_BYTES): ArrayBuffer[
       steps.push([CLOSE]);
     } else if (size <= pieceBytes || !isContainer(v)) {
       steps.push([LEAF, key, v]);
-      bytes += size;
+      bytes += size + STEP_BYTES + (key?.length ?? 0);
     } else {
       steps.push([OPEN, key, Array.isArray(v)]);
-      bytes += 16;
+      bytes += 16 + STEP_BYTES;
       if (Array.isArray(v)) for (const member of v) visit(member, null);
       else for (const k of Object.keys(v)) visit(v[k], k);
       steps.push([CLOSE]);
+      bytes += STEP_BYTES;
     }
     if (bytes >= pieceBytes) flush();
   };

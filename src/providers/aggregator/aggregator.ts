@@ -82,12 +82,18 @@ export class Aggregator {
     this.pool = new Agent({ headersTimeout: config.timeoutMs, bodyTimeout: config.timeoutMs, keepAliveTimeout: 10_000, connections: 256 });
   }
 
-  /** The headers sent upstream for a caller's request: its own, less the ones above, plus the upstream key and attribution. */
+  /**
+   * The headers sent upstream for a caller's request: its own, less the ones above and
+   * those its Connection header names (hop-by-hop too, RFC 9110 §7.6.1), plus the
+   * upstream key and attribution.
+   */
   upstreamHeaders(caller: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
     const out: Record<string, string | string[]> = {};
+    const connection = [caller.connection ?? []].flat().join(',');
+    const named = new Set(connection.split(',').map((n) => n.trim().toLowerCase()));
     for (const name in caller) {
       const value = caller[name];
-      if (value === undefined || NOT_FORWARDED.has(name)) continue;
+      if (value === undefined || NOT_FORWARDED.has(name) || named.has(name)) continue;
       out[name] = value;
     }
     this.ownHeaders(out);
