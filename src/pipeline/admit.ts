@@ -1,7 +1,7 @@
 // Step 4: limits. Requests per minute, key caps and the account's concurrency slot; the
 // rate-limit headers go on the call for the transport to send (on errors too).
 import { outOfCredits, rateLimited, tooManyConcurrent, usageLimitReached } from '../errors.ts';
-import { formatReset } from '../limits/limits.ts';
+import { formatReset, type Lease } from '../limits/limits.ts';
 import type { Services } from '../services.ts';
 import type { Call } from './call.ts';
 
@@ -41,7 +41,8 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
     throw usageLimitReached(`Usage limit reached: this API key may use ${max} ${metric} per ${period === 'ever' ? 'lifetime' : period}.`);
   }
 
-  while (!(await limits.acquireSlot(key.accountId, config.accountConcurrency))) {
+  let slot: Lease | null;
+  while (!(slot = await limits.acquire('slot', key.accountId, config.accountConcurrency))) {
     const wait = options.waitForSlot;
     if (!wait) throw tooManyConcurrent(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
     wait.throwIfAborted();
@@ -50,10 +51,10 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
   if (call.done) {
     // The caller went away while this waited and the call is finished: nothing would
     // release a slot taken now, so it goes straight back (the transport runs nothing more).
-    await limits.releaseSlot(key.accountId);
+    await limits.release(slot);
     return;
   }
-  call.slotHeld = true;
+  call.slot = slot;
   // Credits are checked by the reservation the handler takes before any model runs
   // (credits/run.ts): one conditional update, no separate read here.
 }
