@@ -104,6 +104,29 @@ for (const backend of backends) {
       assert.equal(again.remaining, 0);
     });
 
+    test('admit: the window and a slot in one step, each exact under concurrency; a refused request takes no slot', async () => {
+      const { limits } = await backend.make();
+      const key = `key_${randomBytes(4).toString('hex')}`;
+      const owner = account();
+      const now = Date.now();
+      // 30 at once, RPM 10, 6 slots: 10 counted, 6 of them with a slot.
+      const admissions = await Promise.all(Array.from({ length: 30 }, () => limits.admit(key, 10, owner, 6, now)));
+      assert.equal(admissions.filter((a) => a.window.allowed).length, 10);
+      assert.equal(admissions.filter((a) => a.slot).length, 6);
+      assert.ok(admissions.every((a) => a.window.allowed || a.slot === null));
+      assert.equal(await limits.acquire('slot', owner, 6), null, 'admit took the same slots acquire counts');
+      // The window full: refused without a slot, even with slots free.
+      for (const a of admissions) if (a.slot) await limits.release(a.slot);
+      const refused = await limits.admit(key, 10, owner, 6, now);
+      assert.deepEqual([refused.window.allowed, refused.window.remaining, refused.slot], [false, 0, null]);
+      // Allowed with the slots full: counted, no slot.
+      const other = `${key}-b`;
+      const held = await acquireAll([limits], 'slot', owner, 6, 6);
+      const noSlot = await limits.admit(other, 10, owner, 6, now);
+      assert.deepEqual([noSlot.window.allowed, noSlot.window.remaining, noSlot.slot], [true, 9, null]);
+      for (const l of held) await limits.release(l);
+    });
+
     for (const [kind, max] of [
       ['slot', 6],
       ['socket', 8],
@@ -184,6 +207,18 @@ for (const backend of backends) {
         assert.equal(await a.acquire(kind, owner, max), null);
       });
     }
+
+    test('admit: two instances on one backend share the window and the slots', { skip: backend.single }, async () => {
+      const { limits: a, peer } = await backend.make();
+      const b = await peer();
+      const key = `key_${randomBytes(4).toString('hex')}`;
+      const owner = account();
+      const admissions = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).admit(key, 10, owner, 6, Date.now())));
+      assert.equal(admissions.filter((x) => x.window.allowed).length, 10);
+      assert.equal(admissions.filter((x) => x.slot).length, 6);
+      assert.equal(await a.acquire('slot', owner, 6), null);
+      assert.equal(await b.acquire('slot', owner, 6), null);
+    });
 
     test('requests per minute: two instances on one backend count one window', { skip: backend.single }, async () => {
       const { limits: a, peer } = await backend.make();

@@ -24,6 +24,11 @@ export interface Lease {
   readonly holder: string;
 }
 
+export interface Admission {
+  window: RateWindow;
+  slot: Lease | null;
+}
+
 /** The state of the backend outside the process, for /readyz. */
 export interface LimitsHealth {
   backend: 'redis';
@@ -35,6 +40,11 @@ export interface LimitsHealth {
 export interface Limits {
   /** Counts one request in the per-minute window of `key`; refused requests are not counted. */
   hitRequestsPerMinute(key: string, limit: number, now: number): Promise<RateWindow>;
+  /**
+   * The limits step in one round trip: `hitRequestsPerMinute`, then, when the request is
+   * allowed, `acquire('slot', account, maxSlots)` (slot null: refused, or all held).
+   */
+  admit(key: string, rpm: number, account: string, maxSlots: number, now: number): Promise<Admission>;
   /**
    * Takes one of the `max` leases of `kind` of `account`, or null when all are held. A
    * lease is held until released; one whose holder stopped (a crashed instance) comes

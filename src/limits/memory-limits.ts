@@ -1,7 +1,7 @@
 // In-process limits: a fixed one-minute window per key and the holders of each
 // account's leases. Nothing outlives the process, so leases need no expiry here.
 import { randomBytes } from 'node:crypto';
-import type { Lease, LeaseKind, Limits, RateWindow } from './limits.ts';
+import type { Admission, Lease, LeaseKind, Limits, RateWindow } from './limits.ts';
 
 export const WINDOW_MS = 60_000;
 
@@ -36,6 +36,11 @@ export class MemoryLimits implements Limits {
     if (w.count >= limit) return { allowed: false, limit, remaining: 0, resetMs };
     w.count++;
     return { allowed: true, limit, remaining: limit - w.count, resetMs };
+  }
+
+  async admit(key: string, rpm: number, account: string, maxSlots: number, now: number): Promise<Admission> {
+    const window = this.hit(key, rpm, now);
+    return { window, slot: window.allowed ? this.take('slot', account, maxSlots) : null };
   }
 
   async acquire(kind: LeaseKind, account: string, max: number): Promise<Lease | null> {

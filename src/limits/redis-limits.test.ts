@@ -41,6 +41,7 @@ test('closed (the default): every check is a 503 naming Redis, at once; health s
   const limits = await open('closed');
   await assert.rejects(limits.hitRequestsPerMinute('key_1', 10, Date.now()), refusedForRedis);
   await assert.rejects(limits.acquire('slot', 'acct_1', 6), refusedForRedis);
+  await assert.rejects(limits.admit('key_1', 10, 'acct_1', 6, Date.now()), refusedForRedis);
   await assert.rejects(limits.acquire('socket', 'acct_1', 8), refusedForRedis);
   // Many at once: all refused, none waits for a connection.
   const results = await Promise.allSettled(Array.from({ length: 20 }, () => limits.acquire('slot', 'acct_1', 6)));
@@ -56,6 +57,9 @@ test('open: counted in this process while Redis is down, exactly', async () => {
   const limits = await open('open');
   const windows = await Promise.all(Array.from({ length: 8 }, () => limits.hitRequestsPerMinute('key_2', 3, Date.now())));
   assert.equal(windows.filter((w) => w.allowed).length, 3);
+  const admitted = await Promise.all(Array.from({ length: 4 }, () => limits.admit('key_3', 10, 'acct_2', 6, Date.now())));
+  assert.ok(admitted.every((a) => a.window.allowed && a.slot));
+  for (const a of admitted) await limits.release(a.slot!);
   const leases = (await Promise.all(Array.from({ length: 10 }, () => limits.acquire('slot', 'acct_2', 6)))).filter((l) => l !== null);
   assert.equal(leases.length, 6);
   await limits.release(leases[0]!);

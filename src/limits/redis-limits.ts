@@ -7,6 +7,9 @@
 //     clock). Taking one drops the expired holders first and adds one only while fewer
 //     than max are live; releasing removes the holder. Each instance renews the leases it
 //     holds every third of a lease, so a crashed instance's leases come back within one.
+//   - The limits step's RPM check and slot are one script (`admit`), so a request pays
+//     one round trip before it runs and one (the release) after. It touches two keys:
+//     one Redis server (with replicas or Sentinel), not Redis Cluster.
 // Redis unreachable: every check fails fast (no offline queue, no retry of a command
 // that may have run) and, by default, refuses the request with a 503 naming Redis
 // (`closed`); with `open`, counts in this process until Redis answers again. /readyz
@@ -15,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { serviceUnavailable } from '../errors.ts';
 import { MemoryLimits, WINDOW_MS } from './memory-limits.ts';
-import type { Lease, LeaseKind, Limits, LimitsHealth, RateWindow } from './limits.ts';
+import type { Admission, Lease, LeaseKind, Limits, LimitsHealth, RateWindow } from './limits.ts';
 
 /** A command unanswered this long counts as Redis down (a hung server must not hang requests). */
 export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
@@ -38,34 +41,45 @@ export interface RedisLimitsOptions {
   windowMs?: number;
 }
 
-// Requests per minute. KEYS[1] the key's counter; ARGV limit, window ms.
-// Returns {allowed 0/1, count, ms until the window resets}.
-const RPM_LUA = `
+// Requests per minute: counts the request in KEYS[1], the key's counter (ARGV[1] limit,
+// ARGV[2] window ms), or returns {0, count, ms until reset} when the window is full.
+const RPM_HIT_LUA = `
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 local limit = tonumber(ARGV[1])
-if n >= limit then
-  local ttl = redis.call('PTTL', KEYS[1])
-  return {0, n, ttl}
-end
+if n >= limit then return {0, n, redis.call('PTTL', KEYS[1])} end
 n = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   ttl = tonumber(ARGV[2])
-end
-return {1, n, ttl}`;
+end`;
 
 // Redis's clock in ms, the one every instance's leases are measured on.
-const NOW_LUA = `local t = redis.call('TIME')
+const NOW_LUA = `
+local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
+// Takes a lease of the set `key` for `holder` when fewer than `max` are live (the expired
+// dropped first); returns `full` when not.
+const take = (key: string, max: string, leaseMs: string, holder: string, full: string) => `
+redis.call('ZREMRANGEBYSCORE', ${key}, '-inf', now)
+if redis.call('ZCARD', ${key}) >= tonumber(${max}) then return ${full} end
+redis.call('ZADD', ${key}, now + tonumber(${leaseMs}), ${holder})
+redis.call('PEXPIRE', ${key}, ${leaseMs})`;
+
+// Returns {1, count, ms until reset}.
+const RPM_LUA = `${RPM_HIT_LUA}
+return {1, n, ttl}`;
+
 // A lease. KEYS[1] the account's set of holders; ARGV max, lease ms, holder. Returns 1 taken, 0 full.
-const ACQUIRE_LUA = `${NOW_LUA}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+const ACQUIRE_LUA = `${NOW_LUA}${take('KEYS[1]', 'ARGV[1]', 'ARGV[2]', 'ARGV[3]', '0')}
 return 1`;
+
+// The limits step in one round trip: requests per minute, then a slot when allowed.
+// KEYS[1] the key's counter, KEYS[2] the account's slots; ARGV limit, window ms, max,
+// lease ms, holder. Returns {allowed, count, ms until reset, 1 when a slot was taken}.
+const ADMIT_LUA = `${RPM_HIT_LUA}${NOW_LUA}${take('KEYS[2]', 'ARGV[3]', 'ARGV[4]', 'ARGV[5]', '{1, n, ttl, 0}')}
+return {1, n, ttl, 1}`;
 
 // Renewal of this instance's holders in one set. KEYS[1] the set; ARGV lease ms, holders.
 // A holder whose lease lapsed (Redis was away longer than a lease) is added back: its
@@ -78,6 +92,7 @@ return #ARGV - 1`;
 
 interface LimitCommands {
   limitsRpm(key: string, limit: number, windowMs: number): Promise<[number, number, number]>;
+  limitsAdmit(rpmKey: string, slotKey: string, limit: number, windowMs: number, max: number, leaseMs: number, holder: string): Promise<[number, number, number, number]>;
   limitsAcquire(key: string, max: number, leaseMs: number, holder: string): Promise<number>;
   limitsRenew(key: string, leaseMs: number, ...holders: string[]): Promise<number>;
 }
@@ -116,6 +131,7 @@ export class RedisLimits implements Limits {
       connectionName: 'agent-api-limits',
     });
     redis.defineCommand('limitsRpm', { numberOfKeys: 1, lua: RPM_LUA });
+    redis.defineCommand('limitsAdmit', { numberOfKeys: 2, lua: ADMIT_LUA });
     redis.defineCommand('limitsAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
     redis.defineCommand('limitsRenew', { numberOfKeys: 1, lua: RENEW_LUA });
     redis.on('error', (err: Error) => this.down(err));
@@ -143,6 +159,21 @@ export class RedisLimits implements Limits {
     return { allowed: allowed === 1, limit, remaining: Math.max(0, limit - count), resetMs: Math.max(0, ttl) };
   }
 
+  async admit(key: string, rpm: number, account: string, maxSlots: number, now: number): Promise<Admission> {
+    const set = this.setKey('slot', account);
+    const holder = this.holderPrefix + this.nextHolder++;
+    let reply: [number, number, number, number];
+    try {
+      reply = await this.redis.limitsAdmit(`${this.prefix}rpm:${key}`, set, rpm, this.windowMs, maxSlots, this.options.leaseMs, holder);
+    } catch (err) {
+      return this.unreachable(err, () => this.local.admit(key, rpm, account, maxSlots, now));
+    }
+    if (this.failure !== null) this.up();
+    const [allowed, count, ttl, taken] = reply;
+    const window = { allowed: allowed === 1, limit: rpm, remaining: Math.max(0, rpm - count), resetMs: Math.max(0, ttl) };
+    return { window, slot: taken === 1 ? this.hold('slot', account, set, holder) : null };
+  }
+
   async acquire(kind: LeaseKind, account: string, max: number): Promise<Lease | null> {
     const set = this.setKey(kind, account);
     const holder = this.holderPrefix + this.nextHolder++;
@@ -154,7 +185,11 @@ export class RedisLimits implements Limits {
       return this.unreachable(err, () => this.local.take(kind, account, max));
     }
     if (this.failure !== null) this.up();
-    if (taken !== 1) return null;
+    return taken === 1 ? this.hold(kind, account, set, holder) : null;
+  }
+
+  /** A lease taken on Redis, renewed from now on until released. */
+  private hold(kind: LeaseKind, account: string, set: string, holder: string): Lease {
     let holders = this.held.get(set);
     if (!holders) this.held.set(set, (holders = new Set()));
     holders.add(holder);
