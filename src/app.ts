@@ -85,6 +85,7 @@ import { ensureBootstrapKey } from './bootstrap/bootstrap-key.ts';
 import { createChatBackend, enginesFor, type ChatBackend } from './providers/index.ts';
 import { KeyCaps } from './limits/key-caps.ts';
 import { MemoryLimits } from './limits/memory-limits.ts';
+import { RedisLimits } from './limits/redis-limits.ts';
 import { Metrics } from './observability/metrics.ts';
 import { upstreamCallRecorder } from './observability/upstream-calls.ts';
 import type { VectorSearch } from './retrieval/search-types.ts';
@@ -143,7 +144,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     accounts,
     keys: new KeysService(store.db, config.keyCacheMs),
     adminTokens: new AdminTokens(store.db, config.adminToken, config.keyCacheMs),
-    limits: new MemoryLimits(),
+    // Several instances share their limits through Redis; one counts them in-process.
+    limits: config.redisUrl
+      ? await RedisLimits.open({ url: config.redisUrl, ...config.redisLimits, instanceId: config.instanceId, log: http.log })
+      : new MemoryLimits(),
     caps: new KeyCaps(store.db),
     activity: new ActivityLog(store, http.log, config.activityFlushMs, config.instanceId),
     ledger: new Ledger(store, http.log, config.instanceId, config.holdLeaseMs),

@@ -119,6 +119,8 @@ const envSchema = z.object({
   }),
   // Shared state of several instances (src/limits/, docs/deploy.md): unset, limits are counted in-process.
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\/[^\s]+$/.test(v), { message: 'must be redis://... or rediss://...' }),
+  AGENT_API_LIMITS_ON_REDIS_FAILURE: z.enum(['closed', 'open'], { error: 'must be closed or open' }).default('closed'),
+  AGENT_API_LIMITS_LEASE_MS: intFrom(30_000, 300),
   // The gateway's upstream aggregator (src/api/gateway/, docs/gateway.md).
   GATEWAY_UPSTREAM_URL: optionalString.refine((v) => v === undefined || isHttpUrl(v), {
     message: 'must be an http(s) URL such as https://openrouter.ai/api/v1',
@@ -234,6 +236,8 @@ export interface Config {
   publicBaseUrl: string | undefined;
   /** Redis for limits and signals shared by several instances; undefined: one instance, in-process limits. */
   redisUrl: string | undefined;
+  /** Limits on Redis (src/limits/redis-limits.ts): what a request gets while Redis does not answer, and how long a slot or socket outlives its holder's last renewal. */
+  redisLimits: { onFailure: 'closed' | 'open'; leaseMs: number };
   /** The gateway root's upstream aggregator (docs/gateway.md); `url` undefined: forwarding answers 502. */
   gateway: {
     url: string | undefined;
@@ -337,6 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     publicBaseUrl: e.AGENT_API_PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
+    redisLimits: { onFailure: e.AGENT_API_LIMITS_ON_REDIS_FAILURE, leaseMs: e.AGENT_API_LIMITS_LEASE_MS },
     gateway: {
       url: e.GATEWAY_UPSTREAM_URL?.replace(/\/+$/, ''),
       key: e.GATEWAY_UPSTREAM_KEY,

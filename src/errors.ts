@@ -60,7 +60,7 @@ const CATALOGUE = {
   bodyTooLarge: entry(400, INVALID, 'invalid_request', 'the request body is larger than the limit'),
   serverError: entry(500, 'server_error', 'server_error', 'an unexpected failure inside the service'),
   upstreamError: entry(502, 'server_error', 'upstream_error', 'the model provider failed to answer'),
-  serviceUnavailable: entry(503, 'server_error', 'service_unavailable', 'the service is shutting down, its database or sandbox is unavailable, it has too many large bodies waiting to be parsed or images waiting to be moderated, or an engine is not installed (the message names what to install) or has too many requests waiting'),
+  serviceUnavailable: entry(503, 'server_error', 'service_unavailable', 'the service is shutting down, its database, Redis (when limits are shared there) or sandbox is unavailable, it has too many large bodies waiting to be parsed or images waiting to be moderated, or an engine is not installed (the message names what to install) or has too many requests waiting'),
 } as const;
 
 const KIND = new Map<Entry, string>(Object.entries(CATALOGUE).map(([name, e]) => [e, name]));

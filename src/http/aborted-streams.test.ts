@@ -15,6 +15,7 @@ import WebSocket from 'ws';
 import { completionOnce, startCompletion, type CompletionBody } from '../api/completions/completion-call.ts';
 import { createCompletion } from '../contract/endpoints/completions.ts';
 import { estimateInputTokens, Run } from '../credits/run.ts';
+import type { Lease } from '../limits/limits.ts';
 import { admitCall } from '../pipeline/admit.ts';
 import { newCall } from '../pipeline/call.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
@@ -268,10 +269,10 @@ async function books(accountId: string): Promise<Books> {
   const entries = await db.selectFrom('credit_reservations').select(['request_id', 'charged']).where('account_id', '=', accountId).execute();
   // The account can take all its slots at once again (the check gives them straight back).
   const { limits } = server.app.services;
-  let taken = 0;
-  while (taken < CONCURRENCY && (await limits.acquireSlot(accountId, CONCURRENCY))) taken++;
-  for (let i = 0; i < taken; i++) await limits.releaseSlot(accountId);
-  return { holds, slotsFree: taken === CONCURRENCY, rows, entries };
+  const taken: Lease[] = [];
+  for (let lease; taken.length < CONCURRENCY && (lease = await limits.acquire('slot', accountId, CONCURRENCY)); ) taken.push(lease);
+  for (const lease of taken) await limits.release(lease);
+  return { holds, slotsFree: taken.length === CONCURRENCY, rows, entries };
 }
 
 /** The books balance: nothing held, every slot free, one row per ledger entry with its charge. */
@@ -403,6 +404,6 @@ test('a slot taken after the call was finished goes straight back', async () => 
   // The finish step has run (the caller went away) while the limits step was on its way.
   call.done = true;
   await admitCall(server.app.services, call);
-  assert.equal(call.slotHeld, false);
+  assert.equal(call.slot, null);
   assert.equal((await books(account.id)).slotsFree, true);
 });

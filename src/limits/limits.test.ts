@@ -66,6 +66,17 @@ test('a request cap per day refuses the request past it, concurrent requests inc
   assert.equal(statuses.filter((s) => s === 429).length, 7);
 });
 
+test('a request refused by a key cap gives back the slot it was admitted with', async () => {
+  const account = await server.createAccount();
+  const { key } = await server.createKey({ account_id: account.id, limits: [{ metric: 'requests', period: 'day', max: 1 }] });
+  assert.equal((await server.fetch('/v1/models', { key })).status, 200);
+  for (let i = 0; i < 4; i++) await expect429(await server.fetch('/v1/models', { key }));
+  const { limits } = server.app.services;
+  const slots = [await limits.acquire('slot', account.id, 2), await limits.acquire('slot', account.id, 2)];
+  assert.ok(slots.every((s) => s !== null), 'both of the account\'s slots are free');
+  for (const s of slots) await limits.release(s!);
+});
+
 test('a token cap adds the -tokens headers and refuses once settled usage reaches it', async () => {
   const created = await server.createKey({ limits: [{ metric: 'tokens', period: 'month', max: 1000 }] });
   const first = await server.fetch('/v1/models', { key: created.key });
@@ -134,13 +145,20 @@ test('a client that goes away frees its slot', async () => {
   while (waiting.length < 2) await new Promise((r) => setTimeout(r, 5));
   controllers.forEach((c) => c.abort());
   await Promise.all(pending);
-  // The aborts reach the server asynchronously.
+  // Their handlers end (they would answer nobody), so `waiting` counts only what comes next.
+  releaseAll();
+  // The aborts reach the server asynchronously. Each try waits until it is answered or
+  // runs (a loaded machine may take longer than any fixed pause to get it there).
   let status = 429;
   for (let i = 0; i < 50 && status === 429; i++) {
     const res = post('/v1/test/slow', k.key);
-    await new Promise((r) => setTimeout(r, 20));
+    let answered = false;
+    const mark = () => (answered = true);
+    res.then(mark, mark);
+    while (!answered && waiting.length < 1) await new Promise((r) => setTimeout(r, 5));
     releaseAll();
     status = (await res).status;
+    if (status === 429) await new Promise((r) => setTimeout(r, 20));
   }
   assert.equal(status, 200);
   releaseAll();

@@ -22,7 +22,11 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
   if (!key) return;
 
   const rpm = key.rpm ?? config.maxRpm;
-  const window = await limits.hitRequestsPerMinute(key.id, Math.min(rpm, config.maxRpm), now);
+  // The window and the slot in one step (one round trip on Redis); the slot goes back if
+  // a key cap refuses the call.
+  const admission = await limits.admit(key.id, Math.min(rpm, config.maxRpm), key.accountId, config.accountConcurrency, now);
+  const window = admission.window;
+  let slot = admission.slot;
   call.headers['x-ratelimit-limit-requests'] = String(window.limit);
   call.headers['x-ratelimit-remaining-requests'] = String(window.remaining);
   call.headers['x-ratelimit-reset-requests'] = formatReset(window.resetMs);
@@ -30,7 +34,11 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
     throw rateLimited(`Rate limit reached: ${window.limit} requests per minute for this API key. Try again in ${formatReset(window.resetMs)}.`);
   }
 
-  const admitted = await caps.admit(key, now);
+  const admitted = await caps.admit(key, now).catch(async (err: unknown) => {
+    if (slot) await limits.release(slot);
+    throw err;
+  });
+  if (admitted.refused && slot) await limits.release(slot);
   if (admitted.tokens) {
     call.headers['x-ratelimit-limit-tokens'] = String(admitted.tokens.limit);
     call.headers['x-ratelimit-remaining-tokens'] = String(admitted.tokens.remaining);
@@ -41,19 +49,20 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
     throw usageLimitReached(`Usage limit reached: this API key may use ${max} ${metric} per ${period === 'ever' ? 'lifetime' : period}.`);
   }
 
-  while (!(await limits.acquireSlot(key.accountId, config.accountConcurrency))) {
+  while (!slot) {
     const wait = options.waitForSlot;
     if (!wait) throw tooManyConcurrent(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
     wait.throwIfAborted();
     await new Promise((resolve) => setTimeout(resolve, SLOT_RETRY_MS));
+    slot = await limits.acquire('slot', key.accountId, config.accountConcurrency);
   }
   if (call.done) {
     // The caller went away while this waited and the call is finished: nothing would
     // release a slot taken now, so it goes straight back (the transport runs nothing more).
-    await limits.releaseSlot(key.accountId);
+    await limits.release(slot);
     return;
   }
-  call.slotHeld = true;
+  call.slot = slot;
   // Credits are checked by the reservation the handler takes before any model runs
   // (credits/run.ts): one conditional update, no separate read here.
 }

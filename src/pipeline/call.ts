@@ -4,6 +4,7 @@
 import type { Root } from '../contract/roots.ts';
 import type { EndpointContract } from '../contract/types.ts';
 import type { KeyRecord } from '../keys/keys-service.ts';
+import type { Lease } from '../limits/limits.ts';
 
 export type AuthMode = 'key' | 'admin' | 'none';
 
@@ -52,7 +53,8 @@ export interface Call {
   ignored: string[];
   /** Response headers the steps decided (rate limits, ignored fields); the transport sends them. */
   headers: Record<string, string>;
-  slotHeld: boolean;
+  /** The account's concurrency slot while the call holds it (the finish step gives it back). */
+  slot: Lease | null;
   model: string | null;
   user: string | null;
   safetyIdentifier: string | null;
@@ -96,7 +98,7 @@ export function newCall(init: { id: string; method: string; route: RouteConfig |
     params: {},
     ignored: [],
     headers: {},
-    slotHeld: false,
+    slot: null,
     model: null,
     user: null,
     safetyIdentifier: null,

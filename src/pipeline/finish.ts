@@ -42,9 +42,10 @@ export async function finishCall(services: Services, call: Call, status: number,
   // The slot and the row wait for the runs' settlements: their work holds the slot until
   // it has stopped, and the row carries what the ledger charged.
   await settled(call);
-  if (call.slotHeld && call.key) {
-    call.slotHeld = false;
-    await services.limits.releaseSlot(call.key.accountId);
+  if (call.slot) {
+    const slot = call.slot;
+    call.slot = null;
+    await services.limits.release(slot);
   }
   const ms = Math.round(latencyMs ?? performance.now() - call.startedAt);
   recordCall(services.metrics, call, status, ms);

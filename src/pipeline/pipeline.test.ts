@@ -54,7 +54,7 @@ describe('a call without HTTP', () => {
     let text = '';
     let slotHeld = false;
     const outcome = await runCall(services, { route: chatRoute, routeLabel: 'test', ip: '127.0.0.1', log: silent, key: { secret: key }, body: () => ({ model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], max_tokens: 50 }) }, async (call) => {
-      slotHeld = call.slotHeld;
+      slotHeld = call.slot !== null;
       assert.match(call.headers['x-ratelimit-limit-requests'] ?? '', /^\d+$/);
       const run = await Run.open(services, call, { key: call.key!, model: 'agent', input: estimateInputTokens(call.body.messages, 0), maxOutputTokens: 50 });
       for await (const e of run.meter(services.engines.for('chat', 'agent').chat({ model: 'agent', messages: [{ role: 'user', content: 'What is 6 * 7?' }], maxTokens: 50 }, run.signal))) {
@@ -76,7 +76,7 @@ describe('a call without HTTP', () => {
     const after = (await server.admin('GET', `/accounts/${account.id}`)).body;
     assert.equal(toMicro(5) - toMicro(after.credits), credits, 'the ledger charged what the row says');
     assert.equal(after.reserved_credits, 0);
-    assert.equal(outcome.call.slotHeld, false, 'the slot was given back');
+    assert.equal(outcome.call.slot, null, 'the slot was given back');
     // Finishing twice changes nothing.
     await finishCall(services, outcome.call, 200);
     assert.equal((await rows(keyId)).length, 1);

@@ -13,6 +13,7 @@ const env = (baseUrl: string) => ({ UPSTREAM_BASE_URL: baseUrl, UPSTREAM_API_KEY
 interface Ready {
   status: string;
   database: { ok: boolean; kind: string };
+  redis?: { ok: boolean; error?: string };
   upstream?: { ok: boolean; host: string; checked_at: string; error?: string };
   containers?: { ok: boolean; error?: string };
   error?: { code: string; message: string };
@@ -140,4 +141,37 @@ test('containers that cannot run are reported, with why, and leave the service r
     await server.close();
     await sandbox.close();
   }
+});
+
+describe('Redis (REDIS_URL: limits shared by instances)', () => {
+  test('answering: reported ok; not answering (a closed port): 503 naming Redis, with why and without the URL', async () => {
+    const srv = net.createServer();
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const { port } = srv.address() as net.AddressInfo;
+    await new Promise((resolve) => srv.close(resolve));
+    const down = await startTestServer({ REDIS_URL: `redis://:secret-pw@127.0.0.1:${port}` });
+    try {
+      const { status, body, text } = await ready(down);
+      assert.equal(status, 503);
+      assert.equal(body.status, 'unavailable');
+      assert.equal(body.redis?.ok, false);
+      assert.match(body.redis?.error ?? '', /connection failed|not connected|timed out/);
+      assert.equal(body.database.ok, true);
+      assert.equal(body.error?.code, 'service_unavailable');
+      assert.match(body.error?.message ?? '', /Redis is not answering/);
+      assert.equal(text.includes('secret-pw'), false);
+    } finally {
+      await down.close();
+    }
+    const url = process.env.TEST_REDIS_URL;
+    if (!url) return;
+    const up = await startTestServer({ REDIS_URL: url });
+    try {
+      const { status, body } = await ready(up);
+      assert.equal(status, 200);
+      assert.deepEqual(body.redis, { ok: true });
+    } finally {
+      await up.close();
+    }
+  });
 });

@@ -1,8 +1,8 @@
 // Liveness and readiness, without a key: /healthz answers while the process runs,
-// /readyz only while the database answers and, when an upstream is configured, while
-// the upstream does (a cached probe). A 503 says what is down. Containers are reported
-// too (whether code can run here, and why not) but do not make the service unready:
-// everything else still works without them.
+// /readyz only while the database answers, Redis too when REDIS_URL is set (a PING),
+// and, when an upstream is configured, while the upstream does (a cached probe). A 503
+// says what is down. Containers are reported too (whether code can run here, and why
+// not) but do not make the service unready: everything else still works without them.
 import type { FastifyInstance } from 'fastify';
 import { serviceUnavailable } from '../../errors.ts';
 import type { SandboxStatus } from '../../sandbox/types.ts';
@@ -20,30 +20,35 @@ export function healthRoutes(app: FastifyInstance, services: Services, container
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
-    const [databaseOk, probed, sandbox] = await Promise.all([
+    const [databaseOk, probed, sandbox, limits] = await Promise.all([
       services.store.ping().then(
         () => true,
         () => false,
       ),
       upstreamProbe?.get(),
       containers?.(),
+      services.limits.health(),
     ]);
     const database = { ok: databaseOk, kind: services.store.kind, ...(databaseOk ? {} : { error: 'not reachable' }) };
     const upstreamState =
       upstream && probed
         ? { ok: probed.ok, host: upstream.host, checked_at: new Date(probed.checkedAt).toISOString(), ...(probed.error ? { error: probed.error } : {}) }
         : undefined;
-    const down = [...(databaseOk ? [] : ['database']), ...(upstreamState && !upstreamState.ok ? ['upstream'] : [])];
+    // Redis holds the limits of every instance: without it requests are refused (or, by
+    // choice, limited per instance), so a load balancer should send them elsewhere.
+    const redis = limits && { ok: limits.ok, ...(limits.error ? { error: limits.error } : {}) };
+    const down = [...(databaseOk ? [] : ['the database']), ...(redis && !redis.ok ? ['Redis'] : []), ...(upstreamState && !upstreamState.ok ? ['the upstream'] : [])];
     const containersState = sandbox && { ok: sandbox.available, ...(sandbox.available ? {} : { error: sandbox.reason ?? 'the sandbox cannot run' }) };
     const body = {
       status: down.length === 0 ? 'ready' : 'unavailable',
       database,
+      ...(redis ? { redis } : {}),
       ...(upstreamState ? { upstream: upstreamState } : {}),
       ...(containersState ? { containers: containersState } : {}),
     };
     if (down.length === 0) return body;
     // The details, plus the error shape every other failure has.
-    const error = serviceUnavailable(`Not ready: the ${down.join(' and the ')} ${down.length > 1 ? 'are' : 'is'} not answering.`);
+    const error = serviceUnavailable(`Not ready: ${down.join(' and ')} ${down.length > 1 ? 'are' : 'is'} not answering.`);
     request.state.errorCode = error.code;
     return reply.code(503).send({ ...body, ...error.toBody() });
   });

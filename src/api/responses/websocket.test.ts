@@ -111,6 +111,19 @@ describe('the Responses WebSocket on the offline engine', () => {
     assert.equal(ninth.status, 429);
     for (const s of sockets) s.ws.close();
   });
+
+  test('12 sockets opened at once: exactly 8 open, the rest 429; a closed one frees its place', async () => {
+    const { key } = await server.createKey();
+    const attempts = await Promise.allSettled(Array.from({ length: 12 }, () => connect(server, key)));
+    const open = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+    assert.equal(open.length, 8);
+    assert.equal((await refused(server, key)).status, 429);
+    open.pop()!.ws.close();
+    let again: Awaited<ReturnType<typeof connect>> | null = null;
+    for (let i = 0; i < 100 && !again; i++) again = await connect(server, key).catch(async () => (await pause(20), null));
+    assert.ok(again, 'a ninth opens once one closed');
+    for (const s of [...open, again]) s.ws.close();
+  });
 });
 
 describe('a message goes through the JSON parser a POST body takes', () => {

@@ -117,7 +117,6 @@ function sessionStore(stored: StoredResponses, session: Map<string, SessionRespo
 }
 
 export function responsesWebSocket(app: FastifyInstance, services: Services, deps: ResponsesDeps): void {
-  const open = new Map<string, number>();
   const sessionMs = services.config.wsSessionMs;
   const bodyLimitBytes = services.config.bodyLimitBytes;
 
@@ -130,8 +129,13 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
       if (!(request as { ws?: boolean }).ws) throw methodNotAllowed('GET /v1/responses opens a WebSocket (send Upgrade: websocket); create a response with POST.', 'POST');
       const session = newCall({ id: request.state.id, method: 'GET', route, routeLabel: 'websocket /v1/responses', ip: request.ip, log: request.log });
       await authenticateCall(services, session, presentedSecret(request));
-      const accountId = session.key!.accountId;
-      if ((open.get(accountId) ?? 0) >= SOCKETS_PER_ACCOUNT) throw insufficientQuota(`This account already has ${SOCKETS_PER_ACCOUNT} open Responses WebSockets.`);
+      // A lease of the account's sockets (shared by every instance on Redis), held until
+      // the connection closes however it ends: upgraded or not, by either side.
+      const lease = await services.limits.acquire('socket', session.key!.accountId, SOCKETS_PER_ACCOUNT);
+      if (!lease) throw insufficientQuota(`This account already has ${SOCKETS_PER_ACCOUNT} open Responses WebSockets.`);
+      const connection = request.raw.socket;
+      if (connection.destroyed) void services.limits.release(lease);
+      else connection.once('close', () => void services.limits.release(lease));
       (request as { sessionKey?: KeyRecord }).sessionKey = session.key!;
     },
     handler: async () => {
@@ -139,8 +143,6 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
     },
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
       const key = (request as { sessionKey?: KeyRecord }).sessionKey!;
-      const accountId = key.accountId;
-      open.set(accountId, (open.get(accountId) ?? 0) + 1);
       const unstored = new Map<string, SessionResponse>();
       const sessionDeps: ResponsesDeps = { ...deps, stored: sessionStore(deps.stored, unstored) };
       // The turn now running: aborted when the socket closes.
@@ -148,8 +150,6 @@ export function responsesWebSocket(app: FastifyInstance, services: Services, dep
       const expire = setTimeout(() => socket.close(1000, 'session expired after its maximum duration'), sessionMs).unref();
       socket.on('close', () => {
         clearTimeout(expire);
-        open.set(accountId, (open.get(accountId) ?? 1) - 1);
-        if (open.get(accountId) === 0) open.delete(accountId);
         running?.abort();
       });
 
