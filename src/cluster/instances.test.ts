@@ -2,12 +2,14 @@
 // and key caches of a minute, so that only a signal can explain what either sees at once:
 // a background response running on A, cancelled through B, stops within a second (its
 // upstream request is cut; A's lease renewal is 20 s away); a key paused, unpaused and
-// revoked through B's admin API is refused or admitted by A on the very next request.
+// revoked through B's admin API is refused or admitted by A on the very next request; a
+// background response running on A is followed live through B, and resumed through A
+// after a drop, with no event twice and none missing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as pause } from 'node:timers/promises';
 import type OpenAI from 'openai';
-import { startFakeUpstream, type FakeUpstream } from '../providers/remote/openai-compatible/fake-upstream.test-support.ts';
+import { gatedUpstream, SseReader, type Ev, type GatedUpstream } from '../api/responses/follow.test-support.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/test-server.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -17,21 +19,14 @@ const skip = !redisUrl
     ? 'two instances share a database on PostgreSQL only'
     : false;
 
-let upstream: FakeUpstream;
+// Streams words until released (the last test releases it).
+let upstream: GatedUpstream;
 let a: TestServer;
 let b: TestServer;
 
 before(async () => {
   if (skip) return;
-  upstream = await startFakeUpstream(async (_req, res) => {
-    // A long stream: one word every 20 ms for a minute, unless the caller goes away.
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (let i = 0; i < 3000 && !res.destroyed; i++) {
-      res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `word${i} ` }, finish_reason: null }] })}\n\n`);
-      await pause(20);
-    }
-    res.end();
-  });
+  upstream = await gatedUpstream();
   const env = {
     REDIS_URL: redisUrl!,
     AGENT_API_JOB_LEASE_MS: '60000',
@@ -102,4 +97,43 @@ test('a key paused, unpaused and revoked through B is refused or admitted by A o
   const refused = await onA('/v1/models');
   assert.equal(refused.status, 401);
   assert.match(((await refused.json()) as { error: { message: string } }).error.message, /revoked/);
+});
+
+test('a background response running on A is followed live through B, and resumed through A after a drop', { skip }, async (t) => {
+  const { key } = await a.createKey();
+  const { id } = await a.openai(key).responses.create({ model: 'agent', input: 'write at length', background: true, max_output_tokens: 8000 });
+  const follow = async (server: TestServer, after?: number) =>
+    new SseReader(await server.fetch(`/v1/responses/${id}?stream=true${after === undefined ? '' : `&starting_after=${after}`}`, { key }));
+  const within = <T>(p: Promise<T>, what: string) => Promise.race([p, pause(15_000).then(() => assert.fail(`${what}: nothing within 15 s while the response runs`))]);
+
+  const onB = await within(follow(b), 'the stream opening on B');
+  const seen: Ev[] = [];
+  // How long after the upstream sent a word B's follower had it.
+  const lags: number[] = [];
+  while (lags.length < 15) {
+    const e = await within(onB.next(), 'an event on B');
+    assert.ok(e, 'the stream went on');
+    seen.push(e);
+    const word = e.type === 'response.output_text.delta' ? String(e.delta).trim() : undefined;
+    if (word && upstream.sentAt.has(word)) lags.push(performance.now() - upstream.sentAt.get(word)!);
+  }
+  await onB.cancel();
+  const job = await a.app.services.store.db.selectFrom('jobs').select(['lease_owner', 'status']).where('kind', '=', 'responses.background').orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+  assert.deepEqual(job, { lease_owner: 'instance-a', status: 'running' }, 'A runs it, still');
+  lags.sort((x, y) => x - y);
+  t.diagnostic(`an event reached B's follower ${lags[Math.floor(lags.length / 2)]!.toFixed(0)} ms (median; max ${lags.at(-1)!.toFixed(0)} ms) after the upstream sent it to A`);
+
+  const last = seen.at(-1)!.sequence_number;
+  const onA = await within(follow(a, last), 'the stream opening on A');
+  const next = await within(onA.next(), 'the event after the last one seen');
+  assert.equal(next?.sequence_number, last + 1);
+  upstream.release();
+  const all = [...seen, next!, ...(await onA.until(() => false))];
+  assert.deepEqual(all.map((e) => e.sequence_number), all.map((_, i) => i), 'numbered from 0, none twice, none missing');
+  const final = all.at(-1)!;
+  assert.equal(final.type, 'response.completed');
+  const text = all.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+  assert.equal(final.response.output[0].content[0].text, text);
+  // And B replays the very same events now that it has ended.
+  assert.deepEqual(await (await follow(b)).until(() => false), all);
 });

@@ -98,3 +98,17 @@ test('a reconnect to Redis empties the key cache (signals may have been missed m
     },
   );
 });
+
+test('revoking or updating a key that does not exist (any id a URL can carry) signals nothing and throws nothing', async () => {
+  const signals = new LocalSignals(log);
+  const heard: string[] = [];
+  signals.subscribe('key.changed', (id) => heard.push(id));
+  await twoInstances(
+    () => signals,
+    async (_a, b) => {
+      assert.equal(await b.revoke('no such key: ü\n'), undefined);
+      assert.equal(await b.update('key_missing', { paused: true }), undefined);
+      assert.deepEqual(heard, []);
+    },
+  );
+});

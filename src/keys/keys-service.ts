@@ -188,8 +188,8 @@ export class KeysService {
   }
 
   async revoke(id: string): Promise<KeyRecord | undefined> {
-    await this.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-    await this.signals.publish('key.changed', id);
+    const revoked = await this.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    if (Number(revoked.numUpdatedRows) > 0) await this.signals.publish('key.changed', id);
     return this.get(id);
   }
 
