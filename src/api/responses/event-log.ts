@@ -10,6 +10,8 @@
 // (`response.completed` ...) is made from the stored response, by every reader alike.
 // A cancel stores `cancelled` while the run may still write for a moment: a follower
 // ends at what it read, and one that comes later also sees the few events written after.
+// The logged events are the run's, shaped by its request's `include`; the final event
+// follows the follower's own `include`, as a retrieved response does.
 import type { Kysely } from 'kysely';
 import type { Signals } from '../../cluster/signals.ts';
 import type { Database } from '../../store/schema.ts';
