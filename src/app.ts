@@ -21,6 +21,7 @@ import type { ResponsesDeps } from './api/responses/response-call.ts';
 import { StoredCompletions } from './api/chat/stored-completions.ts';
 import { storedChatRoutes } from './api/chat/stored-routes.ts';
 import { registerHousekeeping } from './jobs/housekeeping.ts';
+import { openSignals } from './cluster/signals.ts';
 import { JobQueue } from './jobs/job-queue.ts';
 import { JobRunner } from './jobs/job-runner.ts';
 import { filesRoutes } from './api/files/routes.ts';
@@ -129,7 +130,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   });
   const accounts = new AccountsService(store.db);
   const metrics = new Metrics(config.instanceId);
-  const jobs = new JobQueue(store);
+  // Cancels, key changes and background-response progress reach every instance at once (Redis when REDIS_URL is set).
+  const signals = openSignals(config.redisUrl, http.log);
+  await signals.ready();
+  const jobs = new JobQueue(store, signals);
   // A backend configured wrong (brave without its key, a module without the export) stops start-up.
   const webSearch = await loadSearchBackend(config.webSearch);
   const outboundAllow = parseOutboundAllow(config.outboundAllow);
@@ -142,7 +146,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     log: http.log,
     store,
     accounts,
-    keys: new KeysService(store.db, config.keyCacheMs),
+    keys: new KeysService(store.db, config.keyCacheMs, signals),
     adminTokens: new AdminTokens(store.db, config.adminToken, config.keyCacheMs),
     // Several instances share their limits through Redis; one counts them in-process.
     limits: config.redisUrl
@@ -156,6 +160,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     outbound: new OutboundGuard({ allow: outboundAllow }),
     webSearch,
     metrics,
+    signals,
     jobs,
     jobRunner: new JobRunner(jobs, {
       instanceId: config.instanceId,
@@ -324,6 +329,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await services.outbound.dispatcher.close();
         for (const engine of services.engines.all()) await (engine as { close?: () => Promise<void> }).close?.();
         await services.limits.close();
+        await signals.close();
         await index.close();
         await closeDocumentSandbox();
         // A root the service made elsewhere goes when it holds nothing (made again at the next start).

@@ -193,3 +193,22 @@ test('credits follow the admin API money rules: whole micro-credits, bounded, no
   const created = await cliRaw(['accounts', 'create', '--name', `money-bad-${Date.now()}`, '--credits', '1e12']);
   assert.equal(created.code, 2);
 });
+
+test('with REDIS_URL, a key paused or revoked by the CLI is refused by a running server at once, despite its key cache', { skip: process.env.TEST_REDIS_URL ? false : 'TEST_REDIS_URL is not set (run with npm test)' }, async () => {
+  const redis = process.env.TEST_REDIS_URL!;
+  const cached = await startTestServer({ AGENT_API_KEY_CACHE_MS: '60000', REDIS_URL: redis });
+  try {
+    const db = cached.config.database;
+    const env = { ...process.env, DATA_DIR: cached.config.dataDir, DATABASE_URL: db.kind === 'postgres' ? db.url : `sqlite:${db.file}`, REDIS_URL: redis };
+    const { id, key } = await cached.createKey();
+    assert.equal((await cached.fetch('/v1/models', { key })).status, 200);
+    const paused = await cliRaw(['keys', 'pause', id], env);
+    assert.equal(paused.code, 0, paused.stderr);
+    assert.match(paused.stderr, /^Every running server on this REDIS_URL applies this at once\.$/m);
+    await eventually(async () => (await cached.fetch('/v1/models', { key })).status === 403, 'the pause applied');
+    await cliRaw(['keys', 'revoke', id], env);
+    await eventually(async () => (await cached.fetch('/v1/models', { key })).status === 401, 'the revocation applied');
+  } finally {
+    await cached.close();
+  }
+});

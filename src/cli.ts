@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { AccountsService, viewAccount } from './accounts/accounts-service.ts';
 import { creditsAmount, CreditsRefused } from './accounts/money.ts';
 import { queryActivity, viewActivity } from './activity/activity-query.ts';
+import { LocalSignals, RedisSignals, type Signals } from './cluster/signals.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { findModel } from './contract/models.ts';
 import { newAdminToken, removeAdminToken, storeAdminToken } from './keys/admin-tokens.ts';
@@ -80,6 +81,8 @@ interface Context {
   store: Store;
   accounts: AccountsService;
   keys: KeysService;
+  /** Over Redis for the commands that change a key when REDIS_URL is set, so running servers drop it at once. */
+  signals: Signals;
 }
 
 interface Command {
@@ -157,11 +160,12 @@ const COMMANDS: Record<string, Command> = {
       {
         flags: [],
         args: ['KEY_ID'],
-        async run({ positionals, keys, config }) {
+        async run({ positionals, keys, config, signals }) {
           const id = positionals[0]!;
           const key = action === 'revoke' ? await keys.revoke(id) : await keys.update(id, { paused: action === 'pause' });
           print(key ? viewKey(key) : fail(`no key with id '${id}'`));
-          note(`A running server applies this ${within(config.keyCacheMs)}.`);
+          if (signals.shared) note('Every running server on this REDIS_URL applies this at once.');
+          else note(`A running server applies this ${within(config.keyCacheMs)}.`);
         },
       },
     ]),
@@ -332,9 +336,14 @@ async function main(argv: string[]): Promise<void> {
   const store = await openStore(config.database).catch((err: unknown) => {
     throw databaseError(err, config.database) ?? err;
   });
+  const changesKeys = /^keys (pause|unpause|revoke)$/.test(name);
+  const quiet = { info() {}, warn() {} };
+  const signals = config.redisUrl && changesKeys ? new RedisSignals({ url: config.redisUrl, log: quiet }) : new LocalSignals();
   try {
-    await command.run({ values, positionals, config, store, accounts: new AccountsService(store.db), keys: new KeysService(store.db, 0) });
+    await signals.ready();
+    await command.run({ values, positionals, config, store, accounts: new AccountsService(store.db), keys: new KeysService(store.db, 0, signals), signals });
   } finally {
+    await signals.close();
     await store.close();
   }
 }

@@ -6,6 +6,7 @@ import type { BlobStore } from './blobs/blob-store.ts';
 import type { ActivityLog } from './activity/activity-log.ts';
 import type { AdminTokens } from './keys/admin-tokens.ts';
 import type { Config } from './config.ts';
+import type { Signals } from './cluster/signals.ts';
 import type { KeysService } from './keys/keys-service.ts';
 import type { KeyCaps } from './limits/key-caps.ts';
 import type { Limits } from './limits/limits.ts';
@@ -42,6 +43,8 @@ export interface Services {
   readonly webSearch: SearchBackend | null;
   /** Prometheus metrics of this app (GET /metrics). */
   readonly metrics: Metrics;
+  /** Notices between the instances that share the database (cluster/signals.ts): cancels, key changes, response progress. */
+  readonly signals: Signals;
   /** Durable jobs: enqueue, cancel, look up. */
   readonly jobs: JobQueue;
   /** Runs the jobs of the kinds registered with it (families register their handlers before it starts). */

@@ -1,9 +1,12 @@
 // The producer side of jobs: enqueue (inside a caller's transaction when the job must
 // exist exactly when the caller's rows do), cancel, look up, reschedule. Runners in this
-// process subscribe, so a new job starts at once instead of at the next poll, and a
-// cancel reaches a handler running here at once (other instances see it at their next
-// lease renewal).
+// process subscribe, so a new job starts at once instead of at the next poll. A cancel of
+// a running job is a signal (cluster/signals.ts): it reaches the handler at once on
+// whichever instance runs it (over Redis when several share the database); a signal
+// lost to a Redis outage is made up for by the runner's next lease renewal, which reads
+// the same `cancel_requested` flag.
 import type { Kysely, Transaction } from 'kysely';
+import { LocalSignals, type Signals } from '../cluster/signals.ts';
 import { newId } from '../ids.ts';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
@@ -25,8 +28,15 @@ export class JobQueue {
   readonly store: JobStore;
   private readonly listeners = new Set<QueueListener>();
 
-  constructor(store: Pick<Store, 'db' | 'kind'>) {
+  constructor(
+    store: Pick<Store, 'db' | 'kind'>,
+    private readonly signals: Signals = new LocalSignals(),
+  ) {
     this.store = new JobStore(store);
+    // Every instance's runners hear every cancel; one not running the job ignores it.
+    signals.subscribe('job.cancel', (id) => {
+      for (const l of this.listeners) l.cancelRequested(id);
+    });
   }
 
   /**
@@ -70,12 +80,12 @@ export class JobQueue {
 
   /**
    * A queued job is cancelled at once; a running one is asked to stop (its handler's
-   * signal is aborted, here at once, on another instance at its next renewal) and ends
-   * `cancelled`. Returns the job after; undefined when there is none.
+   * signal is aborted at once, on whichever instance runs it) and ends `cancelled`.
+   * Returns the job after; undefined when there is none.
    */
   async cancel<P = unknown, Pr = unknown, R = unknown>(id: string): Promise<Job<P, Pr, R> | undefined> {
     const row = await this.store.cancel(id, Date.now());
-    if (row?.status === 'running') for (const l of this.listeners) l.cancelRequested(id);
+    if (row?.status === 'running') await this.signals.publish('job.cancel', id);
     return row && toJob<P, Pr, R>(row);
   }
 

@@ -2,6 +2,7 @@
 // high-entropy random, so a fast hash is enough and allows an indexed lookup).
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { LocalSignals, type Signals } from '../cluster/signals.ts';
 import { newId, newSecret } from '../ids.ts';
 import type { Database } from '../store/schema.ts';
 import { parseAllowEntry, type Range } from './ip-allowlist.ts';
@@ -108,11 +109,25 @@ export function viewKey(k: KeyRecord) {
 
 export class KeysService {
   private readonly cache = new Map<string, { record: KeyRecord | null; until: number }>();
+  /** Moves on every drop: a lookup that a change overtook does not cache what it read. */
+  private epoch = 0;
 
+  /**
+   * A change to a key is a signal (`key.changed`): every instance's cache drops the key
+   * at once (over Redis when several share the database). Signals missed while Redis
+   * was unreachable: the whole cache goes when it is back; until then entries expire.
+   */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly cacheMs: number,
-  ) {}
+    private readonly signals: Signals = new LocalSignals(),
+  ) {
+    signals.subscribe('key.changed', (id) => this.forget(id));
+    signals.onResync(() => {
+      this.epoch++;
+      this.cache.clear();
+    });
+  }
 
   /** Creates a key; the returned secret is the only time it exists outside the caller. */
   async create(input: KeyInput, secret = newSecret()): Promise<{ record: KeyRecord; secret: string }> {
@@ -168,31 +183,39 @@ export class KeysService {
     if (patch.paused !== undefined) set.paused = patch.paused ? 1 : 0;
     if (patch.expires_at !== undefined) set.expires_at = patch.expires_at === null ? null : patch.expires_at * 1000;
     if (Object.keys(set).length > 0) await this.db.updateTable('api_keys').set(set).where('id', '=', id).execute();
-    this.cache.clear();
+    await this.signals.publish('key.changed', id);
     return this.get(id);
   }
 
   async revoke(id: string): Promise<KeyRecord | undefined> {
-    await this.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-    this.cache.clear();
+    const revoked = await this.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    if (Number(revoked.numUpdatedRows) > 0) await this.signals.publish('key.changed', id);
     return this.get(id);
   }
 
   /**
    * The key for a presented secret, from a short cache (AGENT_API_KEY_CACHE_MS) so the
-   * hot path does not hit the database on every request. Changes made through this
-   * process clear the cache at once; another process's changes apply within the TTL.
+   * hot path does not hit the database on every request. Changes made through any
+   * instance that signals (the admin API, the CLI with REDIS_URL) drop the key at once;
+   * a change that sends no signal applies within the TTL.
    */
   async authenticate(secret: string, now = Date.now()): Promise<KeyRecord | null> {
     const hash = hashSecret(secret);
     const hit = this.cache.get(hash);
     if (hit && hit.until > now) return hit.record;
+    const epoch = this.epoch;
     const record = (await this.getByHash(hash)) ?? null;
-    if (this.cacheMs > 0) {
+    if (this.cacheMs > 0 && epoch === this.epoch) {
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(hash, { record, until: now + this.cacheMs });
     }
     return record;
+  }
+
+  /** Drops the cached entries of a key (any secret that maps to it). */
+  private forget(keyId: string): void {
+    this.epoch++;
+    for (const [hash, entry] of this.cache) if (entry.record?.id === keyId) this.cache.delete(hash);
   }
 
   /** Records use without slowing the request: at most one write per key per minute. */

@@ -277,6 +277,19 @@ export interface FilesTable {
   expires_at: number | null;
 }
 
+/** A batch of a background response's events as it ran (migration 0026). */
+export interface ResponseEventsTable {
+  response_id: string;
+  /** The first event's sequence_number, and the last one's. */
+  seq: number;
+  last_seq: number;
+  /** The job attempt that produced them. */
+  attempt: number;
+  /** JSON array of events */
+  events: string;
+  created_at: number;
+}
+
 export interface ResponsesTable {
   /** resp_… */
   id: string;
@@ -325,6 +338,7 @@ export interface Database {
   batches: BatchesTable;
   batch_lines: BatchLinesTable;
   responses: ResponsesTable;
+  response_events: ResponseEventsTable;
   conversations: ConversationsTable;
   conversation_items: ConversationItemsTable;
   meta: MetaTable;

@@ -9,6 +9,10 @@
 // charged, as for any call cut short); a run cut off by a crash (`kill -9`) cannot tell
 // how far it got and is not run twice: its next claim ends it `failed` with an error,
 // and its credit hold was released by the lease sweep.
+//
+// While it runs, its events are logged (event-log.ts), so it can be followed live from
+// any instance; every change of its stored state is signalled (`response.updated`), so
+// followers see its end at once.
 import { ApiError, serverError } from '../../errors.ts';
 import type { KeyRecord } from '../../keys/keys-service.ts';
 import { JobInterrupted, jobKind, type JobContext } from '../../jobs/types.ts';
@@ -17,8 +21,10 @@ import { runCall } from '../../pipeline/runner.ts';
 import { createResponse } from '../../contract/endpoints/responses.ts';
 import type { Services } from '../../services.ts';
 import { consume } from '../stream-answer.ts';
+import { ResponseEventLog } from './event-log.ts';
+import { openingEvents } from './response-stream.ts';
 import { withoutSecrets, withSecrets, type McpSecrets } from './mcp-servers.ts';
-import { collectResponse, initialResponse, newResponseId, prepareResponse, startResponse, type ResponseBody, type ResponsesDeps } from './response-call.ts';
+import { initialResponse, newResponseId, openBuilder, prepareResponse, startResponse, type ResponseBody, type ResponsesDeps } from './response-call.ts';
 import type { BackgroundResponses } from './routes.ts';
 
 export const backgroundResponseJob = jobKind<{ responseId: string }, never, null>('responses.background', { maxAttempts: 2 });
@@ -35,9 +41,13 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
   // hands it back (a retry) for this one; a restart of this one loses them.
   const held = new Map<string, McpSecrets>();
   const instanceId = services.config.instanceId;
+  const events = new ResponseEventLog(services.store.db, services.signals, services.log);
+  /** Followers (on any instance) look again at once. */
+  const changed = (id: string) => services.signals.publish('response.updated', id);
 
   async function fail(id: string, response: Record<string, any>, error: ApiError): Promise<void> {
     await stored.update(id, { ...response, status: 'failed', error: { code: error.code, message: error.message } }, { onlyIf: RUNNING });
+    await changed(id);
   }
 
   return {
@@ -80,6 +90,7 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
       if (!found) return undefined;
       const cancelled = { ...found.response, status: 'cancelled' };
       if (!(await stored.update(id, cancelled, { onlyIf: RUNNING, keepRequest: true }))) return (await stored.get(accountId, id))?.response;
+      await changed(id);
       if (found.jobId) await services.jobs.cancel(found.jobId);
       held.delete(id);
       return cancelled;
@@ -111,6 +122,8 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
       }
       held.delete(responseId);
       if (secrets) request.body = withSecrets(request.body, secrets);
+      // A run cut short by a shutdown logged events that no longer hold: this one writes from 0.
+      await events.reset(responseId);
       if (!(await stored.update(responseId, { ...row.response, status: 'in_progress' }, { onlyIf: ['queued'], keepRequest: true }))) return null;
       await run(ctx, responseId, row.response, request, key);
       return null;
@@ -118,17 +131,33 @@ export function backgroundResponses(services: Services, deps: ResponsesDeps): Ba
   };
 
   async function run(ctx: JobContext<{ responseId: string }, never>, id: string, response: Record<string, any>, request: { body: ResponseBody; ip: string }, key: KeyRecord): Promise<void> {
-    const requeue = () => stored.update(id, { ...response, status: 'queued' }, { onlyIf: ['in_progress'], keepRequest: true });
+    const requeue = async () => {
+      await stored.update(id, { ...response, status: 'queued' }, { onlyIf: ['in_progress'], keepRequest: true });
+      await changed(id);
+    };
+    // The events a live stream would send, numbered alike, logged for followers.
+    const log = events.writer(id, ctx.attempt);
     const { error, thrown } = await runCall(
       services,
       { route, routeLabel: 'background /v1/responses', ip: request.ip, log: services.log.child({ response_id: id }), key, body: () => request.body, signal: ctx.signal, waitForSlot: true },
       async (call) => {
         const started = await startResponse(services, deps, call, call.body as ResponseBody, key, { id, createdAt: response.created_at });
-        const ran = await consume(started.run, ctx.signal, () => collectResponse(started));
+        const { builder, events: premade } = openBuilder(started);
+        log.push([...openingEvents(started), ...premade]);
+        const ran = await consume(started.run, ctx.signal, async () => {
+          for await (const e of started.events) log.push(builder.add(e));
+          log.push(builder.close());
+          return builder;
+        });
         // Stopped without an answer: by a cancel (the response is already cancelled), or by a shutdown (below).
-        if (ran) await started.finish(ran.value, ran.credits, ran.usage);
+        if (!ran) return;
+        // Every event is written before the final state is stored: a follower that sees it has them all.
+        await log.flush();
+        await started.finish(ran.value, ran.credits, ran.usage);
+        await changed(id);
       },
     );
+    await log.flush();
     if (thrown instanceof JobInterrupted) throw thrown;
     // A shutdown puts it back in the queue: it runs again from the start after the restart.
     if ((ctx.signal.reason as JobInterrupted | undefined)?.reason === 'shutdown') {

@@ -3,7 +3,8 @@
 // delta, its annotations, its done events; a file search in progress, searching,
 // completed; a code run's code, interpreting, completed; a container shell's commands and
 // their outputs), numbered from 0; `starting_after` skips what a client has already seen.
-// A background response still queued or running is waited for first.
+// A background response that ran since issue 25 is followed from the events its run
+// logged instead (event-log.ts); this is for the others, once they have ended.
 import type { StreamEvent } from './output-builder.ts';
 import type { Item } from './items.ts';
 
@@ -142,6 +143,11 @@ export function itemEvents(item: Item, index: number): StreamEvent[] {
 }
 
 const FINAL: Record<string, string> = { completed: 'response.completed', incomplete: 'response.incomplete', failed: 'response.failed', cancelled: 'response.failed' };
+
+/** The event that ends a finished response's stream, numbered `seq`. */
+export function finalEvent(response: Record<string, any>, seq: number): StreamEvent {
+  return { type: FINAL[response.status] ?? 'response.completed', response, sequence_number: seq };
+}
 
 /** Every event of a finished response, numbered, after `startingAfter` when given. */
 export function replayEvents(response: Record<string, any>, startingAfter?: number): StreamEvent[] {

@@ -13,12 +13,16 @@ import type { Services } from '../../services.ts';
 import { collectResponse, startResponse, type ResponseBody, type ResponsesDeps, type StartedResponse } from './response-call.ts';
 import { pageItems } from './stored-responses.ts';
 import { forListing, shownResponse } from './items.ts';
-import { replayEvents } from './replay.ts';
+import { followResponse, ResponseEventLog } from './event-log.ts';
 import { openEventStream } from '../../http/sse.ts';
-
-/** How often a streamed GET of a running background response looks for its end. */
-const REPLAY_POLL_MS = 100;
 import { streamResponse } from './response-stream.ts';
+
+/**
+ * How often a streamed GET of a running background response looks for new events
+ * without being told: rarely when signals cross instances (a safety net), else as often
+ * as before signals (another instance may be running it).
+ */
+const FOLLOW_POLL_MS = { signalled: 1_000, unsignalled: 100 };
 
 const missing = (id: string) => notFound(`No response found with id '${id}'.`, 'response_id');
 
@@ -37,6 +41,7 @@ export interface BackgroundResponses {
 
 export function responsesRoutes(router: Router, deps: ResponsesDeps & { compaction: Compaction }, background?: BackgroundResponses): void {
   const services = router.services;
+  const events = new ResponseEventLog(services.store.db, services.signals, services.log);
 
   router.endpoint(createResponse, async ({ body, key, request, reply }) => {
     if (body.background) {
@@ -54,18 +59,32 @@ export function responsesRoutes(router: Router, deps: ResponsesDeps & { compacti
   router.endpoint(compactConversation, async ({ body, key, request, reply }) => (await compact(services, deps, request.state, body, key)) ?? reply);
 
   router.endpoint(getResponse, async ({ params, query, key, request, reply }) => {
-    let found = await deps.stored.get(key.accountId, params.response_id!);
+    const found = await deps.stored.get(key.accountId, params.response_id!);
     if (!found) throw missing(params.response_id!);
     const include = query.include as string[] | undefined;
     if (query.stream !== true) return shownResponse(found.response, include);
-    // A background response still running is waited for, while the client stays.
-    while (found && (found.response.status === 'queued' || found.response.status === 'in_progress') && !request.raw.destroyed && !reply.raw.destroyed) {
-      await new Promise((r) => setTimeout(r, REPLAY_POLL_MS));
-      found = await deps.stored.get(key.accountId, params.response_id!);
-    }
-    if (!found) throw missing(params.response_id!);
+    // Its events so far, then live while it runs (from whichever instance runs it), until its end.
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    if (reply.raw.destroyed) gone.abort();
     const sse = openEventStream(reply);
-    for (const e of replayEvents(shownResponse(found.response, include), typeof query.starting_after === 'number' ? query.starting_after : undefined)) await sse.send(e, e.type);
+    try {
+      for await (const e of followResponse({
+        stored: deps.stored,
+        events,
+        accountId: key.accountId,
+        id: params.response_id!,
+        startingAfter: typeof query.starting_after === 'number' ? query.starting_after : undefined,
+        include,
+        signal: gone.signal,
+        pollMs: services.signals.shared ? FOLLOW_POLL_MS.signalled : FOLLOW_POLL_MS.unsignalled,
+      })) {
+        await sse.send(e, e.type);
+      }
+    } catch (err) {
+      // The stream is open: the client gets its end, the log the reason.
+      request.log.warn({ err }, 'following a response failed');
+    }
     sse.end();
     return reply;
   });

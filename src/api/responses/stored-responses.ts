@@ -4,6 +4,7 @@
 // and hide expired rows: another account's id looks exactly like an unknown one.
 import type { Kysely } from 'kysely';
 import type { Database, ResponsesTable } from '../../store/schema.ts';
+import { sweepResponseEvents } from './event-log.ts';
 import type { Item } from './items.ts';
 
 export const STORED_RESPONSE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
@@ -135,8 +136,9 @@ export class StoredResponses {
     return { items, conversationId: links[links.length - 1]?.conversationId ?? null };
   }
 
-  /** Deletes expired responses; returns how many. */
+  /** Deletes expired responses (their logged events with them), and logged events past their day; returns how many responses. */
   async expire(): Promise<number> {
+    await sweepResponseEvents(this.db, this.clock());
     let total = 0;
     for (;;) {
       const ids = await this.db.selectFrom('responses').select('id').where('expires_at', '<=', this.clock()).limit(SWEEP_BATCH).execute();
