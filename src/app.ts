@@ -126,7 +126,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
     walCheckpointMs: config.sqliteCheckpointMs,
   });
-  const accounts = new AccountsService(store.db);
+  const ledger = new Ledger(store, http.log, config.instanceId, config.holdLeaseMs);
+  const accounts = new AccountsService(store.db, () => ledger.settling());
   const metrics = new Metrics(config.instanceId);
   const jobs = new JobQueue(store);
   // A backend configured wrong (brave without its key, a module without the export) stops start-up.
@@ -145,8 +146,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     adminTokens: new AdminTokens(store.db, config.adminToken, config.keyCacheMs),
     limits: new MemoryLimits(),
     caps: new KeyCaps(store.db),
-    activity: new ActivityLog(store, http.log, config.activityFlushMs, config.instanceId),
-    ledger: new Ledger(store, http.log, config.instanceId, config.holdLeaseMs),
+    // A row is written once the settlements answered before it are committed: the ledger entry comes first (recover.ts).
+    activity: new ActivityLog(store, http.log, config.activityFlushMs, config.instanceId, () => ledger.settling()),
+    ledger,
     chat,
     engines: enginesFor(config, chat),
     outbound: new OutboundGuard({ allow: outboundAllow }),
@@ -316,6 +318,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         stopLocalSweep();
         lateCosts.close();
         await aggregator?.close();
+        // The settlements answered and not committed yet, then the activity rows after them.
+        await services.ledger.close();
         await services.activity.close();
         await services.outbound.dispatcher.close();
         for (const engine of services.engines.all()) await (engine as { close?: () => Promise<void> }).close?.();

@@ -25,6 +25,7 @@ import * as m0022 from './0022_mcp_approvals.ts';
 import * as m0023 from './0023_activity_moderation.ts';
 import * as m0024 from './0024_message_batches.ts';
 import * as m0025 from './0025_activity_gateway.ts';
+import * as m0026 from './0026_ledger_settle_async_commit.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '0023_activity_moderation': m0023,
   '0024_message_batches': m0024,
   '0025_activity_gateway': m0025,
+  '0026_ledger_settle_async_commit': m0026,
 };
 
 export const migrationProvider: MigrationProvider = {
