@@ -184,7 +184,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   metricsRoutes(http, services);
   unsupportedRoutes(http);
   modelsRoutes(router);
-  const stored = new StoredCompletions(store.db);
+  const stored = new StoredCompletions(store.db, Date.now, store.relaxed);
   // The one tool registry (tools/registry.ts); file_search and containers join it once made below.
   const tools = new ToolRegistry({
     outbound: services.outbound,
@@ -235,7 +235,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // The image_generation tool: the image engine, priced per image as the endpoints.
   tools.provide({ images: { engine: services.engines.for('images', IMAGE_ENGINE), priceUsd: (q, w, h) => (config.imagePrices[q] * w * h) / (1024 * 1024) } });
   const responses = {
-    stored: new StoredResponses(store.db),
+    stored: new StoredResponses(store.db, Date.now, store.relaxed),
     tools,
     conversations,
     compaction,
