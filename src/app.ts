@@ -128,7 +128,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     onBackgroundError: (err) => http.log.warn({ err }, 'background database work failed'),
     walCheckpointMs: config.sqliteCheckpointMs,
   });
-  const accounts = new AccountsService(store.db);
+  const ledger = new Ledger(store, http.log, config.instanceId, config.holdLeaseMs);
+  const accounts = new AccountsService(store.db, () => ledger.settling());
   const metrics = new Metrics(config.instanceId);
   // Cancels, key changes and background-response progress reach every instance at once (Redis when REDIS_URL is set).
   const signals = openSignals(config.redisUrl, http.log);
@@ -153,8 +154,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ? await RedisLimits.open({ url: config.redisUrl, ...config.redisLimits, instanceId: config.instanceId, log: http.log })
       : new MemoryLimits(),
     caps: new KeyCaps(store.db),
-    activity: new ActivityLog(store, http.log, config.activityFlushMs, config.instanceId),
-    ledger: new Ledger(store, http.log, config.instanceId, config.holdLeaseMs),
+    // A row is written once the settlements answered before it are committed: the ledger entry comes first (recover.ts).
+    activity: new ActivityLog(store, http.log, config.activityFlushMs, config.instanceId, () => ledger.settling()),
+    ledger,
     chat,
     engines: enginesFor(config, chat),
     outbound: new OutboundGuard({ allow: outboundAllow }),
@@ -191,7 +193,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   metricsRoutes(http, services);
   unsupportedRoutes(http);
   modelsRoutes(router);
-  const stored = new StoredCompletions(store.db);
+  const stored = new StoredCompletions(store.db, Date.now, store.relaxed);
   // The one tool registry (tools/registry.ts); file_search and containers join it once made below.
   const tools = new ToolRegistry({
     outbound: services.outbound,
@@ -242,7 +244,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // The image_generation tool: the image engine, priced per image as the endpoints.
   tools.provide({ images: { engine: services.engines.for('images', IMAGE_ENGINE), priceUsd: (q, w, h) => (config.imagePrices[q] * w * h) / (1024 * 1024) } });
   const responses = {
-    stored: new StoredResponses(store.db),
+    stored: new StoredResponses(store.db, Date.now, store.relaxed),
     tools,
     conversations,
     compaction,
@@ -325,6 +327,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         stopLocalSweep();
         lateCosts.close();
         await aggregator?.close();
+        // The settlements answered and not committed yet, then the activity rows after them.
+        await services.ledger.close();
         await services.activity.close();
         await services.outbound.dispatcher.close();
         for (const engine of services.engines.all()) await (engine as { close?: () => Promise<void> }).close?.();

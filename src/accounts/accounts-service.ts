@@ -31,7 +31,15 @@ export function viewAccount(row: AccountRow): AccountView {
 }
 
 export class AccountsService {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /**
+     * The credit settlements this process answered and has not committed yet
+     * (Ledger.settling, PostgreSQL): every read of a balance waits for them, so it shows
+     * what the responses already reported. None in a process that serves no calls (the CLI).
+     */
+    private readonly settling: () => Promise<void> | undefined = () => undefined,
+  ) {}
 
   async create(name: string, credits: number): Promise<AccountRow> {
     const row: AccountRow = { id: newId('acct_'), name, balance: 0, reserved: 0, created_at: Date.now() };
@@ -44,11 +52,13 @@ export class AccountsService {
     return (await this.get(row.id))!;
   }
 
-  get(id: string): Promise<AccountRow | undefined> {
+  async get(id: string): Promise<AccountRow | undefined> {
+    await this.settling();
     return this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  getByName(name: string): Promise<AccountRow | undefined> {
+  async getByName(name: string): Promise<AccountRow | undefined> {
+    await this.settling();
     return this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
   }
 
@@ -57,7 +67,8 @@ export class AccountsService {
     return (await this.get(idOrName)) ?? (await this.getByName(idOrName));
   }
 
-  list(): Promise<AccountRow[]> {
+  async list(): Promise<AccountRow[]> {
+    await this.settling();
     return this.db.selectFrom('accounts').selectAll().orderBy('id').execute();
   }
 
@@ -69,6 +80,8 @@ export class AccountsService {
    */
   async addCredits(id: string, amount: number, reason = 'admin grant', options: { correction?: boolean } = {}): Promise<AccountRow | undefined> {
     const micro = toMicro(amount);
+    // A debit is checked against what is available: the holds of settled calls no longer count.
+    await this.settling();
     const outcome = await this.db.transaction().execute(async (trx) => {
       const applied = await grant(trx, id, micro, reason, options.correction === true);
       if (applied) return 'applied';

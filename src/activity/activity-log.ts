@@ -44,6 +44,12 @@ export class ActivityLog {
     flushMs: number,
     /** The instance whose mark this log keeps (AGENT_API_INSTANCE_ID). */
     private readonly instanceId = 'default',
+    /**
+     * What a batch of rows waits for before it is written: the credit settlements answered
+     * before those rows were queued and not committed yet (Ledger.settling), so a row is
+     * never in the database before its ledger entry (recovery rebuilds rows from entries).
+     */
+    private readonly beforeWrite: () => Promise<void> | undefined = () => undefined,
   ) {
     this.timer = setInterval(() => void this.flush(), flushMs).unref();
   }
@@ -83,6 +89,7 @@ export class ActivityLog {
         const rows = this.buffer;
         this.buffer = [];
         try {
+          await this.beforeWrite();
           await this.store.appendRows('activity', rows);
           for (const r of rows) this.open.delete(r.request_id);
         } catch (err) {

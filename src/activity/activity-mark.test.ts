@@ -85,8 +85,9 @@ test('the mark stays behind an old call that reserved until its row is written; 
     await log.flush();
     assert.ok((await savedMark()) <= idTime(old), 'not past the open call');
 
-    // The old call settles; the process dies before its row is written.
+    // The old call settles (committed: on PostgreSQL after its answer); the process dies before its row is written.
     assert.equal(await ledger.settle(held, 700, usage), 700);
+    await ledger.settling();
   } finally {
     ledger.stopLeaseRenewal();
   }

@@ -4,6 +4,8 @@
 // call made the database's commit and the process switches of every round trip the
 // limit. Each call still learns whether its own hold was taken or settled. Should a
 // batch fail, each of its calls is tried alone, so only the one at fault fails.
+// A reservation's commit is synchronous (the one on a model call's path); a settlement's
+// is not (migration 0027), and nobody's answer waits for it (Ledger.settle).
 import type { Store } from '../store/db.ts';
 import type { CallFacts, ChargedFor, LedgerStatements, Reservation } from './ledger.ts';
 

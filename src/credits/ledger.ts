@@ -6,6 +6,10 @@
 // released by the stale sweep); settling deletes it and writes the ledger entry. Holds
 // and entries are keyed by run: a call may hold several (migration 0021).
 // The books: balance = grants (credit_transactions) - charges (credit_reservations).
+// A settlement is answered before its commit on both stores (see settle): on SQLite the
+// store orders it before any later statement; on PostgreSQL this process keeps the
+// settlements it answered and not yet committed, and the reads that must see their
+// charge wait for them (`settling`).
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { Store } from '../store/db.ts';
@@ -63,9 +67,10 @@ export interface ChargedFor {
 export interface LedgerStatements {
   /**
    * A write queued now commits before any statement this process issues later (SQLite:
-   * one connection, and whoever takes it commits the queued writes first), so a
-   * settlement's charge can be answered before its commit without anything this process
-   * reads afterwards missing it.
+   * one connection, and whoever takes it commits the queued writes first), so nothing
+   * this process reads afterwards can miss a settlement answered before its commit.
+   * Where false (PostgreSQL: a pool of connections), the ledger keeps such settlements
+   * until they commit and the reads that must see them wait (Ledger.settling).
    */
   readonly ordered: boolean;
   /** Holds `amount` when balance - reserved covers it; false when it cannot. */
@@ -74,11 +79,23 @@ export interface LedgerStatements {
   settle(r: Reservation, charge: number, usage: ChargedFor | null, now: number): Promise<boolean>;
 }
 
+/** A settlement whose write failed is tried again after these waits (ms), then given up (the hold stays; see settle). */
+const SETTLE_RETRIES_MS = [1_000, 2_000, 4_000, 8_000, 16_000];
+
 export class Ledger {
   private readonly db: Kysely<Database>;
   private readonly statements: LedgerStatements;
-  /** Ordered stores: the holds this process took and has not settled (answered before commit). */
+  /** The holds this process took and has not settled: known to be there, so their settlement is answered before its commit. */
   private readonly held = new Set<string>();
+  /**
+   * Unordered stores (PostgreSQL): the settlements answered and not yet committed (or
+   * failed), by account. Their holds still count as reserved meanwhile, so the account
+   * cannot be overdrawn; the reads that must see their charge wait for them (settling).
+   */
+  private readonly unsettled = new Map<string, Set<Promise<unknown>>>();
+  /** Settlements whose write failed, waiting to be tried again (close() tries them once more). */
+  private readonly retrying = new Map<string, { retry: () => Promise<void>; timer: NodeJS.Timeout }>();
+  private closed = false;
 
   constructor(
     store: Store,
@@ -123,6 +140,7 @@ export class Ledger {
    * account): one read, for refusing a call early. The reservation stays the guard.
    */
   async available(accountId: string): Promise<number> {
+    await this.settling(accountId);
     const row = await this.db.selectFrom('accounts').select(sql<number>`balance - reserved`.as('available')).where('id', '=', accountId).executeTakeFirst();
     return row ? Number(row.available) : 0;
   }
@@ -135,8 +153,25 @@ export class Ledger {
     const { runId, requestId } = typeof run === 'string' ? { runId: run, requestId: run } : run;
     const reservation: Reservation = { accountId, runId, requestId, amount: Math.max(1, Math.ceil(amount)) };
     if (!(await this.statements.reserve(reservation, keyId, call, Date.now()))) return null;
-    if (this.statements.ordered) this.held.add(runId);
+    this.held.add(runId);
     return reservation;
+  }
+
+  /**
+   * Resolves once the settlements this process answered before their commit, for
+   * `accountId` (or for every account) and queued so far, are committed (or failed);
+   * undefined when there is none, so a read on the hot path costs nothing. A read that
+   * must see what this process has charged (a balance, a ledger entry, an activity row)
+   * awaits it first. Always undefined on SQLite, whose store orders the reads after them.
+   * Another instance's settlements are not waited for: a read there sees a charge a
+   * commit later (its hold meanwhile counted as reserved).
+   */
+  settling(accountId?: string): Promise<void> | undefined {
+    if (this.unsettled.size === 0) return undefined;
+    const writes: Promise<unknown>[] = [];
+    if (accountId === undefined) for (const set of this.unsettled.values()) writes.push(...set);
+    else writes.push(...(this.unsettled.get(accountId) ?? []));
+    return writes.length === 0 ? undefined : Promise.all(writes).then(() => undefined);
   }
 
   /**
@@ -144,19 +179,74 @@ export class Ledger {
    * bound) and releases the rest. Returns the micro-credits charged. Idempotent: only a
    * hold still there is settled, so a second settlement charges nothing.
    *
-   * Where the store orders writes (SQLite) and the hold is one this process took and has
-   * not settled, the charge is returned once the write is queued, not committed: the
-   * response that reports it goes out a commit earlier, and nothing this process reads
-   * afterwards can miss it. Should that commit fail, the error is logged and the hold
-   * stays until the stale sweep releases it.
+   * For a hold this process took and has not settled (so known to be there) the charge
+   * is returned once the write is queued, not committed: the response that reports it
+   * goes out without waiting for the settlement's commit. Until that commit the hold
+   * still counts as reserved, so no account is overdrawn meanwhile. On SQLite the store
+   * commits the queued write before any later statement; on PostgreSQL the write is kept
+   * in `unsettled` until it commits and the reads that must see it wait (settling). It
+   * goes out with the other settlements of its event-loop turn in one asynchronously
+   * committed statement (ledger-postgres.ts): once PostgreSQL has it, a crash of this
+   * process loses nothing (PostgreSQL finishes and commits it alone). A write that fails
+   * is logged and, on PostgreSQL, tried again a few times (SETTLE_RETRIES_MS); given up,
+   * the hold stays (counted as reserved) until this instance's next start releases it.
    */
   async settle(reservation: Reservation, actual: number, usage: ChargedFor | null = null): Promise<number> {
     const charge = Math.max(0, Math.min(reservation.amount, Math.round(actual)));
-    const written = this.statements.settle(reservation, charge, usage, Date.now());
+    const now = Date.now();
     // Only a hold this process took and has not settled yet is known to be there.
-    if (!this.held.delete(reservation.runId)) return (await written) ? charge : 0;
-    written.catch((err: unknown) => this.log.error({ err, request_id: reservation.requestId, run_id: reservation.runId }, 'settling a credit reservation failed'));
+    if (!this.held.delete(reservation.runId)) return (await this.statements.settle(reservation, charge, usage, now)) ? charge : 0;
+    const written = this.statements.settle(reservation, charge, usage, now);
+    if (this.statements.ordered) written.catch((err: unknown) => this.settleFailed(reservation, err));
+    else this.keepUntilCommitted(reservation, charge, usage, now, written);
     return charge;
+  }
+
+  private keepUntilCommitted(reservation: Reservation, charge: number, usage: ChargedFor | null, now: number, written: Promise<boolean>): void {
+    const { accountId } = reservation;
+    let pending = this.unsettled.get(accountId);
+    if (!pending) this.unsettled.set(accountId, (pending = new Set()));
+    const done = written.then(
+      () => undefined,
+      (err: unknown) => this.retryLater(reservation, charge, usage, now, err, 0),
+    );
+    pending.add(done);
+    void done.finally(() => {
+      pending.delete(done);
+      if (pending.size === 0 && this.unsettled.get(accountId) === pending) this.unsettled.delete(accountId);
+    });
+  }
+
+  /** A failed settlement (PostgreSQL) is tried again later; the reads waiting for it go on meanwhile (its hold still counts as reserved). */
+  private retryLater(reservation: Reservation, charge: number, usage: ChargedFor | null, now: number, err: unknown, attempt: number): void {
+    const wait = this.closed ? undefined : SETTLE_RETRIES_MS[attempt];
+    if (wait === undefined) return this.settleFailed(reservation, err);
+    this.log.error({ err, request_id: reservation.requestId, run_id: reservation.runId }, 'settling a credit reservation failed; trying again');
+    const { runId } = reservation;
+    const retry = () => {
+      clearTimeout(this.retrying.get(runId)?.timer);
+      this.retrying.delete(runId);
+      // Idempotent: a write that did commit before it failed (a lost connection) finds no hold and charges nothing again.
+      return this.statements.settle(reservation, charge, usage, now).then(
+        () => undefined,
+        (again: unknown) => this.retryLater(reservation, charge, usage, now, again, attempt + 1),
+      );
+    };
+    this.retrying.set(runId, { retry, timer: setTimeout(() => void retry(), wait).unref() });
+  }
+
+  private settleFailed(reservation: Reservation, err: unknown): void {
+    this.log.error({ err, request_id: reservation.requestId, run_id: reservation.runId }, 'settling a credit reservation failed');
+  }
+
+  /**
+   * Before the store closes: waits for the settlements answered and not yet committed,
+   * and tries those waiting for a retry once more now.
+   */
+  async close(): Promise<void> {
+    await this.settling();
+    this.closed = true;
+    await Promise.all([...this.retrying.values()].map((r) => r.retry()));
   }
 
   /**
@@ -196,6 +286,8 @@ export class Ledger {
    * no settled run of that id.
    */
   async correct(runId: string, newCharge: number, costUsd: number): Promise<{ requestId: string; charged: number; costUsd: number } | null> {
+    // The run's entry may be a settlement this process answered and has not committed yet.
+    await this.settling();
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('credit_reservations').selectAll().where('run_id', '=', runId).executeTakeFirst();
       if (!row) return null;

@@ -13,6 +13,17 @@ import type { Database } from './schema.ts';
 
 export interface Store {
   readonly db: Kysely<Database>;
+  /**
+   * For writes a call's answer waits for but that need not wait for a disk flush: the
+   * objects a call stores (a stored response, a stored chat completion). On PostgreSQL
+   * its sessions commit with synchronous_commit off: the commit is acknowledged once in
+   * PostgreSQL's memory (so a crash of this process after it loses nothing, and every
+   * instance reads it at once), flushed by the WAL writer within wal_writer_delay with
+   * the commits around it; only a crash of the database itself in that window could
+   * lose it. The one synchronous commit on a call's path is then its credit
+   * reservation's. On SQLite it is `db` (synchronous = NORMAL already).
+   */
+  readonly relaxed: Kysely<Database>;
   readonly kind: 'sqlite' | 'postgres';
   /**
    * Appends many rows in one transaction, for write-heavy logs. On SQLite a cached
@@ -66,12 +77,15 @@ export async function openStore(database: Config['database'], options: StoreOpti
   const db = sqlite
     ? new Kysely<Database>({ dialect: new OrderedSqliteDialect({ database: withStatementCache(sqlite) }, () => group?.commitQueued()) })
     : new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool! }) });
+  // A few connections, opened when first used.
+  const relaxed = database.kind === 'postgres' ? new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(database.url, onIdleError, { max: 4, asyncCommit: true }) }) }) : db;
   const sqliteSync = sqlite
     ? <T>(fn: (conn: SQLite.Database) => T): Promise<T> => db.getExecutor().provideConnection(async () => fn(sqlite))
     : undefined;
   if (sqlite && sqliteSync) group = new GroupCommit(sqlite, (fn) => sqliteSync(() => fn()));
   const store: Store = {
     db,
+    relaxed,
     kind: database.kind,
     appendRows: sqlite && sqliteSync ? sqliteAppender(sqlite, sqliteSync) : (table, rows) => postgresAppend(db, table, rows),
     ...(sqliteSync ? { sqliteSync } : {}),
@@ -83,6 +97,7 @@ export async function openStore(database: Config['database'], options: StoreOpti
     close: async () => {
       await group?.drain();
       await checkpointer?.stop();
+      if (relaxed !== db) await relaxed.destroy();
       await db.destroy();
     },
   };
@@ -170,8 +185,8 @@ async function postgresAppend<T extends keyof Database & string>(db: Kysely<Data
   }
 }
 
-function postgresPool(url: string, onIdleError: (err: Error) => void): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+function postgresPool(url: string, onIdleError: (err: Error) => void, opts: { max?: number; asyncCommit?: boolean } = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, ...(opts.asyncCommit ? { options: '-c synchronous_commit=off' } : {}) });
   // Without a listener an idle client's error (server restart, connection killed) would
   // be thrown as an uncaught exception and stop the process; the pool replaces the client.
   pool.on('error', onIdleError);

@@ -45,6 +45,8 @@ export class StoredCompletions {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: () => number = Date.now,
+    /** Where a completion is saved: Store.relaxed (on PostgreSQL its commit does not wait for a disk flush). */
+    private readonly saves: Kysely<Database> = db,
   ) {}
 
   async save(input: SaveInput): Promise<StoredCompletion> {
@@ -63,7 +65,7 @@ export class StoredCompletions {
       completion: JSON.stringify(completion),
       messages: JSON.stringify(input.requestMessages),
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.saves.transaction().execute(async (trx) => {
       await trx.insertInto('chat_completions').values(row).execute();
       await insertPairs(trx, id, metadata);
     });

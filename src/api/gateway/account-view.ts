@@ -83,6 +83,8 @@ export async function keyInfo(services: Services, key: KeyRecord, now = Date.now
 
 /** The account's credits: everything charged, and everything granted (the balance plus what was charged). */
 export async function accountCredits(services: Services, key: KeyRecord) {
+  // What this process already answered for is in the figures (PostgreSQL: committed after the answer).
+  await services.ledger.settling(key.accountId);
   const [account, charged] = await Promise.all([
     services.store.db.selectFrom('accounts').select('balance').where('id', '=', key.accountId).executeTakeFirst(),
     services.store.db

@@ -50,10 +50,12 @@ export class StoredResponses {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: () => number = Date.now,
+    /** Where a finished response is saved: Store.relaxed (on PostgreSQL its commit does not wait for a disk flush). */
+    private readonly saves: Kysely<Database> = db,
   ) {}
 
   /** `db`: a transaction to write in (a background response is stored with its job). */
-  async save(input: SaveResponse, db: Kysely<Database> = this.db): Promise<void> {
+  async save(input: SaveResponse, db: Kysely<Database> = this.saves): Promise<void> {
     const createdAt = typeof input.response.created_at === 'number' ? input.response.created_at * 1000 : this.clock();
     await db
       .insertInto('responses')

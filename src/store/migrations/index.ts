@@ -26,6 +26,7 @@ import * as m0023 from './0023_activity_moderation.ts';
 import * as m0024 from './0024_message_batches.ts';
 import * as m0025 from './0025_activity_gateway.ts';
 import * as m0026 from './0026_response_events.ts';
+import * as m0027 from './0027_ledger_settle_async_commit.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '0024_message_batches': m0024,
   '0025_activity_gateway': m0025,
   '0026_response_events': m0026,
+  '0027_ledger_settle_async_commit': m0027,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -132,6 +132,8 @@ describe('with a search backend', () => {
       .withResponse();
     const requestId = res.response.headers.get('x-request-id')!;
     const { from, to } = callRuns(requestId);
+    // Read straight from the database: first the settlements answered before their commit (PostgreSQL).
+    await server.app.services.ledger.settling();
     const runs = await server.app.services.store.db.selectFrom('credit_reservations').select(['run_id', 'charged']).where('run_id', '>=', from).where('run_id', '<', to).orderBy('run_id').execute();
     assert.deepEqual(runs.map((r) => [r.run_id, Number(r.charged) > 0]), [[requestId, true], [`${requestId}.1`, false]]);
   });
@@ -213,6 +215,8 @@ describe('with a search backend', () => {
     assert.equal(res.data.output[0]!.type, 'web_search_call');
     const requestId = res.response.headers.get('x-request-id')!;
     const { from, to } = callRuns(requestId);
+    // Read straight from the database: first the settlements answered before their commit (PostgreSQL).
+    await server.app.services.ledger.settling();
     const runs = await server.app.services.store.db.selectFrom('credit_reservations').select(['run_id', 'charged']).where('run_id', '>=', from).where('run_id', '<', to).orderBy('run_id').execute();
     assert.deepEqual(runs.map((r) => r.run_id), [requestId, `${requestId}.1`], 'the model run and the search fee');
     assert.equal(Number(runs[1]!.charged), Math.ceil(0.01 * server.app.services.config.creditsPerUsd * 1_000_000));
