@@ -13,8 +13,9 @@ const log = new CapturedLog();
 let server: TestServer;
 
 before(async () => {
-  // Nothing listens on port 1.
-  server = await startTestServer({ REDIS_URL: 'redis://127.0.0.1:1', AGENT_API_KEY_CACHE_MS: '60000', AGENT_API_JOBS_POLL_MS: '20', LOG_LEVEL: 'warn' }, { logStream: log });
+  // Nothing listens on port 1. Limits fail open here (their default, closed, refuses with 503:
+  // src/limits/redis-down.test.ts): this test is about the signals' fallback.
+  server = await startTestServer({ REDIS_URL: 'redis://127.0.0.1:1', AGENT_API_LIMITS_ON_REDIS_FAILURE: 'open', AGENT_API_KEY_CACHE_MS: '60000', AGENT_API_JOBS_POLL_MS: '20', LOG_LEVEL: 'warn' }, { logStream: log });
 });
 after(() => server?.close());
 
