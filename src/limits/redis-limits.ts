@@ -255,7 +255,8 @@ export class RedisLimits implements Limits {
           : 'Redis is not answering: limits are counted in this process until it does',
       );
     }
-    this.failure = reason;
+    // "not connected" says less than the connection's own error (ECONNREFUSED...): kept second.
+    if (reason !== NOT_CONNECTED || this.failure === null) this.failure = reason;
   }
 
   private up(): void {
@@ -264,12 +265,14 @@ export class RedisLimits implements Limits {
   }
 }
 
+const NOT_CONNECTED = 'not connected';
+
 /** A failure's cause, without the URL (it may hold a password). */
 function describe(err: unknown): string {
   const code = (err as { code?: unknown })?.code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `connection failed: ${code}`;
   const message = err instanceof Error ? err.message : String(err);
   if (/timed out/i.test(message)) return 'timed out';
-  if (/writeable|closed|reconnecting/i.test(message)) return 'not connected';
+  if (/writeable|closed|reconnecting/i.test(message)) return NOT_CONNECTED;
   return message.replace(/rediss?:\/\/\S+/g, 'redis://…').slice(0, 200);
 }

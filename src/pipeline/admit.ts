@@ -34,6 +34,11 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
     throw rateLimited(`Rate limit reached: ${window.limit} requests per minute for this API key. Try again in ${formatReset(window.resetMs)}.`);
   }
 
+  const wait = options.waitForSlot;
+  const busy = () => tooManyConcurrent(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
+  // Without a slot, a call that does not wait is refused before the key caps count it.
+  if (!slot && !wait) throw busy();
+
   const admitted = await caps.admit(key, now).catch(async (err: unknown) => {
     if (slot) await limits.release(slot);
     throw err;
@@ -50,8 +55,7 @@ export async function admitCall(services: Services, call: Call, now = Date.now()
   }
 
   while (!slot) {
-    const wait = options.waitForSlot;
-    if (!wait) throw tooManyConcurrent(`Too many concurrent requests: this account may run ${config.accountConcurrency} at once.`);
+    if (!wait) throw busy();
     wait.throwIfAborted();
     await new Promise((resolve) => setTimeout(resolve, SLOT_RETRY_MS));
     slot = await limits.acquire('slot', key.accountId, config.accountConcurrency);
