@@ -15,7 +15,8 @@ export interface Checked {
 export interface CompiledTable {
   check(input: Record<string, unknown>): Checked;
   /** Fields a key needs a switch to send, with the switch. */
-  readonly permissions: readonly (readonly [string, Permission])[];
+  /** Fields that need a key switch: name, switch, and when only some values need it, which. */
+  readonly permissions: readonly (readonly [string, Permission, ((value: unknown) => boolean)?])[];
   /** Multipart file fields and their size limits. */
   readonly uploads: ReadonlyMap<string, UploadLimit>;
   /** Fields that name a model (`modelField`): a key restricted to some models is held to them. */
@@ -227,7 +228,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
   const nested: [string, string, FieldRule][] = [];
   const shape: Record<string, z.ZodType> = {};
   const models = new Map<string, readonly string[]>();
-  const permissions: [string, Permission][] = [];
+  const permissions: [string, Permission, ((value: unknown) => boolean)?][] = [];
   const uploads = new Map<string, UploadLimit>();
   for (const [name, rule] of Object.entries(fields)) {
     // A table that cannot work stops start-up instead of misjudging requests.
@@ -244,7 +245,7 @@ export function compileTable(fields: FieldTable, required: readonly string[] = [
     topLevel.set(name, rule);
     if ((rule.category === 'applied' || rule.category === 'no_effect') && rule.schema) shape[name] = rule.schema.optional();
     if (rule.category === 'applied' && rule.models) models.set(name, rule.models);
-    if (rule.category === 'applied' && rule.permission) permissions.push([name, rule.permission]);
+    if (rule.category === 'applied' && rule.permission) permissions.push(rule.permissionWhen ? [name, rule.permission, rule.permissionWhen] : [name, rule.permission]);
     if (rule.category === 'applied' && rule.upload) uploads.set(name, rule.upload);
   }
   for (const name of required) if (!topLevel.has(name)) throw new Error(`required field '${name}' is not in the table`);

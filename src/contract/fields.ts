@@ -12,7 +12,12 @@ export const applied = <S extends z.ZodType>(schema: S, note?: string): AppliedF
   ...(note ? { note } : {}),
 });
 /** An applied field only keys with `permission` may send (e.g. tools need function_calling). */
-export const needs = <S extends z.ZodType>(permission: Permission, rule: AppliedField<S>): AppliedField<S> => ({ ...rule, permission });
+/** The field needs a key switch; with `when`, only for the values it accepts. */
+export const needs = <S extends z.ZodType>(permission: Permission, rule: AppliedField<S>, when?: (value: unknown) => boolean): AppliedField<S> => ({
+  ...rule,
+  permission,
+  ...(when ? { permissionWhen: when } : {}),
+});
 export const limited = (values: readonly unknown[], note?: string): LimitedField => ({ category: 'limited', values, ...(note ? { note } : {}) });
 /** A list field whose every entry must be one of `values`. */
 export const limitedEach = (values: readonly unknown[], note?: string): LimitedField => ({

@@ -13,6 +13,8 @@ export interface AppliedField<S extends z.ZodType = z.ZodType> {
   readonly models?: readonly string[];
   /** The key switch a request needs to send this field at all (403 model_not_allowed without it). */
   readonly permission?: Permission;
+  /** With `permission`: the switch is needed only for a value this accepts (e.g. a tools list holding a client tool). */
+  readonly permissionWhen?: (value: unknown) => boolean;
   /** Set on multipart file fields: how large the file may be. */
   readonly upload?: UploadLimit;
 }

@@ -57,9 +57,9 @@ export function checkCall(call: Call, input: CallInput): void {
     }
     // Recorded before checking, so a refused request's activity row still says who and what.
     noteCaller(call, body as Record<string, unknown>);
-    for (const [name, permission] of tables.body.permissions) {
+    for (const [name, permission, when] of tables.body.permissions) {
       const value = (body as Record<string, unknown>)[name];
-      const present = pre ? pre.present.includes(name) : value !== undefined && value !== null;
+      const present = pre ? pre.present.includes(name) : value !== undefined && value !== null && (!when || when(value));
       if (present && call.key && !call.key.permissions[permission]) {
         throw modelNotAllowed(`This API key does not have the '${permission}' permission, which '${name}' needs.`, name);
       }
@@ -134,7 +134,7 @@ export function examineJsonBody(contract: EndpointContract, body: unknown): Body
     const value = fields[name];
     if (typeof value === 'string') caller[name] = value.slice(0, CALLER_FIELD_MAX);
   }
-  const present = table.permissions.filter(([name]) => fields[name] !== undefined && fields[name] !== null).map(([name]) => name);
+  const present = table.permissions.filter(([name, , when]) => fields[name] !== undefined && fields[name] !== null && (!when || when(fields[name]))).map(([name]) => name);
   try {
     return { notObject: false, caller, present, result: { ok: true, checked: table.check(fields) } };
   } catch (err) {

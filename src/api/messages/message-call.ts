@@ -229,13 +229,6 @@ export async function startMessage(services: Services, deps: MessagesDeps, call:
   const { request } = mapped;
   request.requestId = call.id; // the upstream's failure warning names it
   call.model = body.model ?? call.model;
-  // Custom (client) tools need the Function calling switch, as on /v1; the server tools
-  // need their own (code_execution: Code interpreter, checked with its container) or
-  // none (web search and fetch, as on /v1/responses).
-  const custom = (body.tools as { type?: string }[] | undefined)?.findIndex((t) => t.type === undefined || t.type === 'custom') ?? -1;
-  if (custom >= 0 && !key.permissions.function_calling) {
-    throw modelNotAllowed("This API key does not have the 'function_calling' permission, which custom tools need.", `tools[${custom}]`);
-  }
   // The Moderate requests switch: every user turn's text (and images) moderated before anything runs.
   if (key.permissions.moderate) {
     const inputs = (body.messages as { role: string; content: unknown }[]).map((m, i) => messageInput(asChatContent(m.content), `messages[${i}].content`, new Map()));

@@ -169,7 +169,7 @@ describe('key switches per tool', () => {
         tools: [{ type: 'web_search_20250305', name: 'web_search' }, { name: 'lookup', input_schema: { type: 'object', properties: {} } }],
         messages: [{ role: 'user', content: 'hi' }],
       }),
-      (e: unknown) => (e as { status?: number }).status === 403 && /tools\[1\]/.test((e as Error).message) && /function_calling/.test((e as Error).message),
+      (e: unknown) => (e as { status?: number }).status === 403 && /which 'tools' needs/.test((e as Error).message) && /function_calling/.test((e as Error).message),
     );
   });
 });

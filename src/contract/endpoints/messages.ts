@@ -153,7 +153,12 @@ const conversationFields = {
   model: applied(z.string().min(1).max(256), '`agent` and `agent-think` run as named; any other (vendor) model name runs on the model configured for this surface (MESSAGES_MODEL) and is echoed as sent. The key\'s allowed models apply to the model that runs.'),
   messages: applied(z.array(messageParamSchema).min(1, 'messages must hold at least one message').max(100_000)),
   system: applied(systemSchema),
-  tools: applied(z.array(toolSchema).max(MAX_TOOLS, `tools holds at most ${MAX_TOOLS} tools`), 'custom tools (client tools, defer_loading accepted and loaded at once), which need the key\'s Function calling switch as on /v1; web_search and web_fetch (no switch, as on /v1/responses) and code_execution (20250522: Python; 20250825, 20260120, 20260521: bash and a text editor; the Code interpreter switch) are server tools; the computer, browser, bash, text editor, memory and tool search toolsets are refused'),
+  tools: needs(
+    'function_calling',
+    applied(z.array(toolSchema).max(MAX_TOOLS, `tools holds at most ${MAX_TOOLS} tools`), 'custom tools (client tools, defer_loading accepted and loaded at once), which need the key\'s Function calling switch as on /v1; web_search and web_fetch (no switch, as on /v1/responses) and code_execution (20250522: Python; 20250825, 20260120, 20260521: bash and a text editor; the Code interpreter switch) are server tools; the computer, browser, bash, text editor, memory and tool search toolsets are refused'),
+    // Only a list holding a custom (client) tool needs the switch; server tools alone do not.
+    (tools) => Array.isArray(tools) && tools.some((t) => typeof t === 'object' && t !== null && ((t as { type?: unknown }).type === undefined || (t as { type?: unknown }).type === 'custom')),
+  ),
   tool_choice: applied(toolChoiceSchema),
   thinking: applied(thinkingSchema, '`enabled` (budget_tokens from 1024, below max_tokens) and `adaptive` think on agent-think; `disabled` answers without thinking'),
   output_config: applied(outputConfigSchema, '`effort` sets the reasoning effort; `format` with a JSON schema makes the text validate against it'),
